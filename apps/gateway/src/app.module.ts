@@ -1,0 +1,52 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { createValidationPipe } from '@licensing/shared/errors';
+import { DatabaseModule } from '@licensing/shared/database';
+import { BusModule } from '@licensing/shared/messaging';
+import { GATEWAY_CONFIG, GatewayConfig } from './config';
+import { ProblemFilter } from './http/problem.filter';
+import { RequestContextInterceptor } from './http/request-context.interceptor';
+import { ApiKeyEntity } from './identity/api-key.entity';
+import { IdentityModule } from './identity/identity.module';
+import { OrganizationEntity } from './identity/organization.entity';
+import { KeyPairsController } from './key-pairs/key-pairs.controller';
+import { LicensesController } from './licenses/licenses.controller';
+import { GATEWAY_MIGRATIONS } from './migrations';
+import { ProductsController } from './products/products.controller';
+
+export const GATEWAY_SCHEMA = 'identity';
+export const GATEWAY_ENTITIES = [OrganizationEntity, ApiKeyEntity];
+
+@Module({})
+export class GatewayModule {
+  static forRoot(config: GatewayConfig): DynamicModule {
+    return {
+      module: GatewayModule,
+      global: true,
+      imports: [
+        DatabaseModule.forRoot({
+          url: config.DATABASE_URL,
+          schema: GATEWAY_SCHEMA,
+          entities: GATEWAY_ENTITIES,
+          migrations: GATEWAY_MIGRATIONS,
+          poolSize: config.DATABASE_POOL_SIZE,
+        }),
+        BusModule.forRoot({
+          natsUrl: config.NATS_URL,
+          namespace: config.BUS_NAMESPACE,
+          timeoutMs: config.BUS_TIMEOUT_MS,
+          name: 'gateway',
+        }),
+        IdentityModule,
+      ],
+      controllers: [ProductsController, LicensesController, KeyPairsController],
+      providers: [
+        { provide: GATEWAY_CONFIG, useValue: config },
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+        { provide: APP_FILTER, useClass: ProblemFilter },
+        { provide: APP_INTERCEPTOR, useClass: RequestContextInterceptor },
+      ],
+      exports: [GATEWAY_CONFIG],
+    };
+  }
+}

@@ -1,0 +1,86 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, IsNull } from 'typeorm';
+import { MessageView, PageQueryDto, Subjects, pageOf } from '@licensing/contracts';
+import { pageWindow } from '@licensing/shared/database';
+import { DomainError } from '@licensing/shared/errors';
+import { BusClient } from '@licensing/shared/messaging';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { ApiKeyEntity } from './api-key.entity';
+import { ApiKeyListView, CreateApiKeyDto, CreatedApiKeyView } from './api-key.dto';
+import { API_KEY_PATTERN, hashApiKey, issueApiKey, toApiKeyView } from './api-key-issuer';
+import { AuthContext } from './auth-context';
+
+const MAX_CACHED_KEYS = 50_000;
+
+
+/**
+ * API keys: issued, listed and revoked per organization, and resolved on every request. A resolved
+ * key is cached briefly so that authentication costs no database round trip on the hot paths;
+ * revocation evicts it on every gateway at once.
+ */
+@Injectable()
+export class ApiKeysService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(ApiKeysService.name);
+  private readonly cache = new Map<string, { auth: AuthContext; expiresAt: number }>();
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly bus: BusClient,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.bus.subscribe<{ key_hash: string }>(Subjects.identity.apiKeyRevoked, ({ key_hash }) => this.cache.delete(key_hash));
+  }
+
+  async authenticate(key: string): Promise<AuthContext | undefined> {
+    if (!API_KEY_PATTERN.test(key)) return undefined;
+    const hash = hashApiKey(key);
+    const cached = this.cache.get(hash);
+    if (cached && cached.expiresAt > Date.now()) return cached.auth;
+    const row = await this.dataSource
+      .getRepository(ApiKeyEntity)
+      .findOne({ select: { id: true, orgId: true, scopes: true }, where: { keyHash: hash, revokedAt: IsNull() } });
+    if (!row) {
+      this.cache.delete(hash);
+      return undefined;
+    }
+    const auth: AuthContext = { orgId: row.orgId, keyId: row.id, scopes: row.scopes };
+    if (this.config.API_KEY_CACHE_TTL_MS > 0) {
+      if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();
+      this.cache.set(hash, { auth, expiresAt: Date.now() + this.config.API_KEY_CACHE_TTL_MS });
+    }
+    return auth;
+  }
+
+  create(orgId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyView> {
+    return issueApiKey(this.dataSource.manager, orgId, dto.name, dto.scopes);
+  }
+
+  async list(orgId: string, query: PageQueryDto): Promise<ApiKeyListView> {
+    const [keys, total] = await this.dataSource.getRepository(ApiKeyEntity).findAndCount({
+      where: { orgId, revokedAt: IsNull() },
+      order: { createdAt: 'DESC', id: 'DESC' },
+      ...pageWindow(pageOf(query)),
+    });
+    return { api_keys: keys.map(toApiKeyView), total };
+  }
+
+  async revoke(orgId: string, id: string): Promise<MessageView> {
+    const { raw } = await this.dataSource
+      .getRepository(ApiKeyEntity)
+      .createQueryBuilder()
+      .update()
+      .set({ revokedAt: new Date() })
+      .where('id = :id AND org_id = :orgId AND revoked_at IS NULL', { id, orgId })
+      .returning('key_hash')
+      .execute();
+    const rows = raw as { key_hash: string }[];
+    if (rows.length === 0) throw DomainError.notFound('API key', id);
+    this.cache.delete(rows[0].key_hash);
+    this.bus.publish(Subjects.identity.apiKeyRevoked, { key_hash: rows[0].key_hash });
+    this.logger.log({ msg: 'api key revoked', key_id: id });
+    return { message: `API key ${id} revoked` };
+  }
+}

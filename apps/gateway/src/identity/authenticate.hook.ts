@@ -1,0 +1,21 @@
+import { FastifyInstance } from 'fastify';
+import { DomainError } from '@licensing/shared/errors';
+import { ApiKeysService } from './api-keys.service';
+
+const PUBLIC_PATHS = /^\/(healthz|readyz|openapi\.json|docs)(\/|$|\?)/;
+
+/**
+ * Resolves the API key in Fastify's onRequest hook, before the body is even read, so that a
+ * request with a bad key is a 401 whatever else is wrong with it (oversized, malformed JSON, ...).
+ */
+export function registerAuthentication(fastify: FastifyInstance, apiKeys: ApiKeysService): void {
+  fastify.addHook('onRequest', async (request) => {
+    if (PUBLIC_PATHS.test(request.url)) return;
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!match) throw new DomainError('unauthorized', 'Send an API key as "Authorization: Bearer <key>"');
+    const auth = await apiKeys.authenticate(match[1]);
+    if (!auth) throw new DomainError('unauthorized', 'The API key is unknown or has been revoked');
+    request.auth = auth;
+  });
+}

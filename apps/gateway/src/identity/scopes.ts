@@ -1,0 +1,31 @@
+import { CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { FastifyRequest } from 'fastify';
+import { DomainError } from '@licensing/shared/errors';
+import { ApiKeyScope } from './api-key.entity';
+
+const ALLOWED_SCOPES = 'allowed_scopes';
+
+/**
+ * Scopes allowed to call a route besides `admin`, which may call everything. A route without this
+ * decorator is admin-only, so a forgotten decorator fails closed.
+ */
+export const AllowScopes = (...scopes: Exclude<ApiKeyScope, 'admin'>[]) => SetMetadata(ALLOWED_SCOPES, scopes);
+
+@Injectable()
+export class ScopesGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const auth = context.switchToHttp().getRequest<FastifyRequest>().auth;
+    if (!auth) throw new DomainError('unauthorized', 'A valid API key is required');
+    if (auth.scopes.includes('admin')) return true;
+    const allowed =
+      this.reflector.getAllAndOverride<ApiKeyScope[] | undefined>(ALLOWED_SCOPES, [
+        context.getHandler(),
+        context.getClass(),
+      ]) ?? [];
+    if (auth.scopes.some((scope) => allowed.includes(scope))) return true;
+    throw new DomainError('forbidden', `This API key's scopes (${auth.scopes.join(', ')}) do not allow this operation`);
+  }
+}

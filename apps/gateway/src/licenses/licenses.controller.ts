@@ -1,0 +1,76 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { FastifyReply } from 'fastify';
+import {
+  CreateLicenseDto,
+  LicenseListView,
+  LicenseView,
+  ListLicensesQueryDto,
+  MessageView,
+  Subjects,
+  VerifyLicenseDto,
+  VerifyResultView,
+} from '@licensing/contracts';
+import { BusClient } from '@licensing/shared/messaging';
+import { ApiProblems } from '../http/api-problems';
+import { routes, uuidParam } from '../http/routes';
+import { AllowScopes } from '../identity/scopes';
+
+@ApiTags('licenses')
+@Controller(routes('licenses'))
+export class LicensesController {
+  constructor(private readonly bus: BusClient) {}
+
+  @Post()
+  @ApiCreatedResponse({ type: LicenseView, description: 'The license, with its signed license_blob' })
+  @ApiProblems(404, 422)
+  create(@Body() dto: CreateLicenseDto): Promise<LicenseView> {
+    return this.bus.send(Subjects.license.create, dto);
+  }
+
+  @Get()
+  @AllowScopes('read')
+  @ApiOkResponse({ type: LicenseListView })
+  @ApiProblems()
+  list(@Query() query: ListLicensesQueryDto): Promise<LicenseListView> {
+    return this.bus.send(Subjects.license.list, query);
+  }
+
+  @Post('verify')
+  @HttpCode(200)
+  @AllowScopes('read', 'client')
+  @ApiOkResponse({ type: VerifyResultView, description: 'valid is true only when errors is empty' })
+  @ApiProblems(404)
+  verify(@Body() dto: VerifyLicenseDto): Promise<VerifyResultView> {
+    return this.bus.send(Subjects.license.verify, dto);
+  }
+
+  @Get(':id')
+  @AllowScopes('read')
+  @ApiOkResponse({ type: LicenseView })
+  @ApiProblems(404)
+  get(@Param('id', uuidParam) id: string): Promise<LicenseView> {
+    return this.bus.send(Subjects.license.get, { id });
+  }
+
+  @Get(':id/download')
+  @AllowScopes('read')
+  @ApiProduces('application/octet-stream')
+  @ApiOkResponse({ description: 'The .lic file: a compact JWS', schema: { type: 'string', format: 'binary' } })
+  @ApiProblems(404)
+  async download(@Param('id', uuidParam) id: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
+    const license = await this.bus.send<LicenseView>(Subjects.license.get, { id });
+    void reply
+      .header('content-type', 'application/octet-stream')
+      .header('content-disposition', `attachment; filename="${license.serial}.lic"`);
+    return Buffer.from(license.license_blob!, 'base64');
+  }
+
+  @Delete(':id')
+  @HttpCode(200)
+  @ApiOkResponse({ type: MessageView })
+  @ApiProblems(404)
+  revoke(@Param('id', uuidParam) id: string): Promise<MessageView> {
+    return this.bus.send(Subjects.license.revoke, { id });
+  }
+}

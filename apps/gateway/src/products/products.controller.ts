@@ -1,0 +1,68 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import {
+  CreateProductDto,
+  MessageView,
+  PageQueryDto,
+  ProductListView,
+  ProductPublicKeyView,
+  ProductView,
+  Subjects,
+  UpdateProductDto,
+} from '@licensing/contracts';
+import { BusClient } from '@licensing/shared/messaging';
+import { ApiProblems } from '../http/api-problems';
+import { routes, uuidParam } from '../http/routes';
+import { AllowScopes } from '../identity/scopes';
+
+@ApiTags('products')
+@Controller(routes('products'))
+export class ProductsController {
+  constructor(private readonly bus: BusClient) {}
+
+  @Post()
+  @ApiCreatedResponse({ type: ProductView })
+  @ApiProblems(404, 409)
+  create(@Body() dto: CreateProductDto): Promise<ProductView> {
+    return this.bus.send(Subjects.product.create, dto);
+  }
+
+  @Get()
+  @AllowScopes('read')
+  @ApiOkResponse({ type: ProductListView })
+  @ApiProblems()
+  list(@Query() query: PageQueryDto): Promise<ProductListView> {
+    return this.bus.send(Subjects.product.list, query);
+  }
+
+  @Get(':id')
+  @AllowScopes('read')
+  @ApiOkResponse({ type: ProductView })
+  @ApiProblems(404)
+  get(@Param('id', uuidParam) id: string): Promise<ProductView> {
+    return this.bus.send(Subjects.product.get, { id });
+  }
+
+  @Put(':id')
+  @ApiOkResponse({ type: ProductView })
+  @ApiProblems(404)
+  update(@Param('id', uuidParam) id: string, @Body() changes: UpdateProductDto): Promise<ProductView> {
+    return this.bus.send(Subjects.product.update, { id, changes });
+  }
+
+  @Delete(':id')
+  @HttpCode(200)
+  @ApiOkResponse({ type: MessageView })
+  @ApiProblems(404, 409)
+  delete(@Param('id', uuidParam) id: string): Promise<MessageView> {
+    return this.bus.send(Subjects.product.delete, { id });
+  }
+
+  @Get(':id/public-key')
+  @AllowScopes('read', 'client')
+  @ApiOkResponse({ type: ProductPublicKeyView })
+  @ApiProblems(404, 422)
+  publicKey(@Param('id', uuidParam) id: string): Promise<ProductPublicKeyView> {
+    return this.bus.send(Subjects.catalog.publicKey, { id });
+  }
+}

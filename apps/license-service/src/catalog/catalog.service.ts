@@ -1,0 +1,105 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { CatalogProductDto, ProductPublicKeyView } from '@licensing/contracts';
+import { DomainError } from '@licensing/shared/errors';
+import { KeyPairEntity } from '../key-pairs/key-pair.entity';
+import { LicenseEntity } from '../licenses/license.entity';
+import { CatalogProductEntity } from './catalog-product.entity';
+
+/**
+ * The products as the license service knows them. The product service calls `upsert` and `retire`
+ * inside its own transactions; license creation locks the row it reads (FOR SHARE), and retiring
+ * locks it for update, which is what keeps a license from being created for a deleted product
+ * when the two race.
+ */
+@Injectable()
+export class CatalogService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async upsert(orgId: string, product: CatalogProductDto): Promise<{ ok: true }> {
+    await this.dataSource.transaction(async (manager) => {
+      if (product.key_pair_id) await this.lockKeyPair(manager, orgId, product.key_pair_id);
+      const table = manager.getRepository(CatalogProductEntity).metadata.tablePath;
+      await manager.query(
+        `INSERT INTO ${table} AS c
+           (id, org_id, code, name, key_pair_id, default_features, default_valid_days,
+            max_concurrent_activations, activation_heartbeat_interval, retired_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, now())
+         ON CONFLICT (id) DO UPDATE SET
+           name = EXCLUDED.name, key_pair_id = EXCLUDED.key_pair_id,
+           default_features = EXCLUDED.default_features, default_valid_days = EXCLUDED.default_valid_days,
+           max_concurrent_activations = EXCLUDED.max_concurrent_activations,
+           activation_heartbeat_interval = EXCLUDED.activation_heartbeat_interval,
+           retired_at = NULL, updated_at = now()
+         WHERE c.org_id = EXCLUDED.org_id`,
+        [
+          product.id,
+          orgId,
+          product.code,
+          product.name,
+          product.key_pair_id,
+          product.default_features,
+          product.default_valid_days,
+          product.max_concurrent_activations,
+          product.activation_heartbeat_interval,
+        ],
+      );
+    });
+    return { ok: true };
+  }
+
+  async retire(orgId: string, productId: string): Promise<{ ok: true }> {
+    await this.dataSource.transaction(async (manager) => {
+      const product = await manager.findOne(CatalogProductEntity, {
+        where: { id: productId, orgId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!product) return;
+      if (await manager.existsBy(LicenseEntity, { productId })) {
+        throw DomainError.conflict(`Product ${productId} has licenses and cannot be deleted`);
+      }
+      await manager.update(CatalogProductEntity, { id: productId }, { retiredAt: new Date(), keyPairId: null });
+    });
+    return { ok: true };
+  }
+
+  async publicKey(orgId: string, productId: string): Promise<ProductPublicKeyView> {
+    const product = await this.findLive(this.dataSource.manager, orgId, productId);
+    if (!product.keyPairId) {
+      throw new DomainError('key_pair_missing', `Product ${productId} has no key pair assigned`);
+    }
+    const keyPair = await this.dataSource.getRepository(KeyPairEntity).findOneByOrFail({ id: product.keyPairId });
+    return {
+      product_id: product.id,
+      product_name: product.name,
+      product_code: product.code,
+      public_key: keyPair.publicKey,
+      algorithm: keyPair.algorithm,
+      key_pair_id: keyPair.id,
+    };
+  }
+
+  /** A product of the organization that has not been deleted, optionally locked against retirement. */
+  async findLive(
+    manager: EntityManager,
+    orgId: string,
+    productId: string,
+    lock?: 'pessimistic_read',
+  ): Promise<CatalogProductEntity> {
+    const product = await manager.findOne(CatalogProductEntity, {
+      where: { id: productId, orgId, retiredAt: IsNull() },
+      ...(lock ? { lock: { mode: lock } } : {}),
+    });
+    if (!product) throw DomainError.notFound('Product', productId);
+    return product;
+  }
+
+  private async lockKeyPair(manager: EntityManager, orgId: string, keyPairId: string): Promise<void> {
+    const found = await manager.findOne(KeyPairEntity, {
+      where: { id: keyPairId, orgId },
+      lock: { mode: 'pessimistic_read' },
+    });
+    if (!found) throw DomainError.notFound('Key pair', keyPairId);
+  }
+}

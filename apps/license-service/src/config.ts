@@ -1,0 +1,23 @@
+import { createHash } from 'node:crypto';
+import { ConfigOf, commonEnv, databaseEnv, env, loadConfig } from '@licensing/shared/config';
+
+/** Well known, so only for development: production refuses to start without SIGNING_MASTER_KEYS. */
+const DEVELOPMENT_MASTER_KEY = `dev:${createHash('sha256').update('licensing-development-master-key').digest('base64')}`;
+
+export const licenseServiceEnv = {
+  ...commonEnv,
+  ...databaseEnv,
+  HOST: env.string({ default: '127.0.0.1', production: '0.0.0.0', description: 'Interface for the health endpoints' }),
+  HEALTH_PORT: env.int({ default: 3102, min: 0, max: 65535, description: 'Port of /healthz and /readyz' }),
+  SIGNING_MASTER_KEYS: env.string({
+    default: DEVELOPMENT_MASTER_KEY,
+    production: null,
+    description:
+      'AES-256 keys that encrypt signing keys at rest: "<version>:<base64 32 bytes>", comma separated, newest first',
+  }),
+};
+
+export type LicenseServiceConfig = ConfigOf<typeof licenseServiceEnv>;
+
+export const loadLicenseServiceConfig = (source?: Record<string, string | undefined>): LicenseServiceConfig =>
+  loadConfig(licenseServiceEnv, source);

@@ -1,0 +1,124 @@
+import { KeyObject } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { isUUID } from 'class-validator';
+import { DataSource } from 'typeorm';
+import { VerifyErrorCode, VerifyLicenseDto, VerifyResultView } from '@licensing/contracts';
+import {
+  DecodedJws,
+  InvalidKeyError,
+  LicenseClaims,
+  MalformedJwsError,
+  decodeJws,
+  jwsFromBlob,
+  parsePublicKey,
+  readLicenseClaims,
+  timeProblems,
+  verifyJwsSignature,
+} from '@licensing/license-format';
+import { DomainError } from '@licensing/shared/errors';
+import { CatalogService } from '../catalog/catalog.service';
+import { SigningKeysService } from '../signing/signing-keys.service';
+import { LicenseEntity } from './license.entity';
+import { effectiveStatus } from './license-status';
+
+const MESSAGES: Record<VerifyErrorCode, string> = {
+  malformed: 'The license is not a signed license file',
+  unknown_key: 'The license was signed by a key pair this organization does not have',
+  signature_invalid: 'The signature does not verify with the key',
+  product_mismatch: 'The license belongs to another product',
+  not_yet_valid: 'The license is not valid yet',
+  expired: 'The license has expired',
+  revoked: 'The license has been revoked',
+  suspended: 'The license is suspended',
+};
+
+/**
+ * Online verification (API.md §6): every problem that applies is reported, not just the first.
+ * The algorithm comes from the key, never from the file's header; the stored status of the serial
+ * is consulted only within the caller's organization.
+ */
+@Injectable()
+export class LicenseVerifier {
+  private publicKeyCache = new Map<string, KeyObject>();
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly catalog: CatalogService,
+    private readonly signingKeys: SigningKeysService,
+  ) {}
+
+  async verify(orgId: string, dto: VerifyLicenseDto): Promise<VerifyResultView> {
+    const suppliedKey = dto.public_key === undefined ? undefined : this.parseSuppliedKey(dto.public_key);
+    if (dto.product_id !== undefined) await this.catalog.findLive(this.dataSource.manager, orgId, dto.product_id);
+
+    let decoded: DecodedJws;
+    let claims: LicenseClaims | undefined;
+    try {
+      decoded = decodeJws(jwsFromBlob(dto.license_blob));
+      claims = readLicenseClaims(decoded.payload);
+    } catch (error) {
+      if (error instanceof MalformedJwsError) return invalid(['malformed']);
+      throw error;
+    }
+    if (!claims) return invalid(['malformed']);
+
+    const errors: VerifyErrorCode[] = [];
+    const key = suppliedKey ?? (await this.keyNamedBy(orgId, decoded.header.kid));
+    if (!key) errors.push('unknown_key');
+    else if (!verifyJwsSignature(decoded, key)) errors.push('signature_invalid');
+    if (dto.product_id !== undefined && claims.product_id !== dto.product_id) errors.push('product_mismatch');
+    errors.push(...timeProblems(claims, new Date()));
+    const stored = await this.storedStatus(orgId, claims.sub);
+    if (stored === 'revoked' || stored === 'suspended') errors.push(stored);
+    if (stored === 'expired' && !errors.includes('expired')) errors.push('expired');
+
+    return {
+      valid: errors.length === 0,
+      license: {
+        serial: claims.sub,
+        product_id: claims.product_id,
+        customer_id: claims.customer_id,
+        features: claims.features,
+        valid_from: claims.valid_from,
+        valid_until: claims.valid_until,
+        is_expired: errors.includes('expired'),
+      },
+      errors: errors.map((code) => ({ code, message: MESSAGES[code] })),
+    };
+  }
+
+  /** A caller-supplied PEM is parsed once and kept: fleets send the same product key again and again. */
+  private parseSuppliedKey(pem: string): KeyObject {
+    const cached = this.publicKeyCache.get(pem);
+    if (cached) return cached;
+    let key: KeyObject;
+    try {
+      key = parsePublicKey(pem);
+    } catch (error) {
+      if (error instanceof InvalidKeyError) {
+        throw DomainError.validation([{ field: 'public_key', message: 'public_key must be a PEM (SPKI) public key' }]);
+      }
+      throw error;
+    }
+    if (this.publicKeyCache.size >= 1000) this.publicKeyCache = new Map();
+    this.publicKeyCache.set(pem, key);
+    return key;
+  }
+
+  private async keyNamedBy(orgId: string, kid: unknown): Promise<KeyObject | undefined> {
+    if (typeof kid !== 'string' || !isUUID(kid)) return undefined;
+    return this.signingKeys.publicKey(orgId, kid);
+  }
+
+  private async storedStatus(orgId: string, serial: string) {
+    const license = await this.dataSource
+      .getRepository(LicenseEntity)
+      .findOne({ select: { status: true, validUntil: true }, where: { serial, orgId } });
+    return license ? effectiveStatus(license) : undefined;
+  }
+}
+
+function invalid(codes: VerifyErrorCode[]): VerifyResultView {
+  return { valid: false, license: null, errors: codes.map((code) => ({ code, message: MESSAGES[code] })) };
+}

@@ -1,0 +1,77 @@
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, Unique } from 'typeorm';
+import { HardwareBinding, LicenseType } from '@licensing/license-format';
+import { LicenseStatus } from '@licensing/contracts';
+import { TIMESTAMP } from '@licensing/shared/database';
+import { CatalogProductEntity } from '../catalog/catalog-product.entity';
+
+@Entity({ name: 'licenses' })
+@Unique('uq_licenses_serial', ['serial'])
+@Index('ix_licenses_org_created', ['orgId', 'createdAt', 'id'])
+@Index('ix_licenses_product', ['productId'])
+@Index('ix_licenses_key_pair', ['keyPairId'])
+@Check('ck_licenses_status', `status IN ('active', 'revoked', 'expired', 'suspended')`)
+@Check('ck_licenses_type', `license_type IN ('perpetual', 'subscription', 'trial', 'node_locked', 'floating')`)
+@Check('ck_licenses_revoked_at', `(status = 'revoked') = (revoked_at IS NOT NULL)`)
+@Check('ck_licenses_validity', 'valid_until IS NULL OR valid_until >= valid_from')
+@Check('ck_licenses_seats', 'max_seats > 0')
+export class LicenseEntity {
+  @PrimaryColumn('uuid')
+  id!: string;
+
+  @Column('uuid', { name: 'org_id' })
+  orgId!: string;
+
+  @Column('uuid', { name: 'product_id' })
+  productId!: string;
+
+  @ManyToOne(() => CatalogProductEntity, { onDelete: 'RESTRICT' })
+  @JoinColumn({ name: 'product_id', foreignKeyConstraintName: 'fk_licenses_product' })
+  product?: CatalogProductEntity;
+
+  @Column('varchar', { length: 160 })
+  serial!: string;
+
+  @Column('varchar', { name: 'license_type', length: 20 })
+  licenseType!: LicenseType;
+
+  @Column('varchar', { name: 'customer_id', length: 255, nullable: true })
+  customerId!: string | null;
+
+  @Column('varchar', { name: 'customer_email', length: 320, nullable: true })
+  customerEmail!: string | null;
+
+  @Column('varchar', { length: 20 })
+  status!: LicenseStatus;
+
+  @Column({ ...TIMESTAMP, name: 'valid_from' })
+  validFrom!: Date;
+
+  @Column({ ...TIMESTAMP, name: 'valid_until', nullable: true })
+  validUntil!: Date | null;
+
+  @Column('text', { array: true })
+  features!: string[];
+
+  @Column('integer', { name: 'max_seats' })
+  maxSeats!: number;
+
+  @Column('jsonb', { name: 'hardware_binding', nullable: true })
+  hardwareBinding!: HardwareBinding | null;
+
+  /** Not a foreign key: a key pair may be deleted once every license it signed is revoked. */
+  @Column('uuid', { name: 'key_pair_id' })
+  keyPairId!: string;
+
+  /** The signed file (compact JWS) exactly as issued. */
+  @Column('text')
+  jws!: string;
+
+  @Column({ ...TIMESTAMP, name: 'created_at' })
+  createdAt!: Date;
+
+  @Column({ ...TIMESTAMP, name: 'updated_at' })
+  updatedAt!: Date;
+
+  @Column({ ...TIMESTAMP, name: 'revoked_at', nullable: true })
+  revokedAt!: Date | null;
+}

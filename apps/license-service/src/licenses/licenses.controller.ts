@@ -1,0 +1,48 @@
+import { MessagePattern } from '@nestjs/microservices';
+import {
+  CreateLicenseDto,
+  IdDto,
+  LicenseListView,
+  LicenseView,
+  ListLicensesQueryDto,
+  MessageView,
+  Subjects,
+  VerifyLicenseDto,
+  VerifyResultView,
+} from '@licensing/contracts';
+import { BusController, BusData, BusOrg } from '@licensing/shared/messaging';
+import { LicenseVerifier } from './license-verifier.service';
+import { LicensesService } from './licenses.service';
+
+@BusController()
+export class LicensesController {
+  constructor(
+    private readonly licenses: LicensesService,
+    private readonly verifier: LicenseVerifier,
+  ) {}
+
+  @MessagePattern(Subjects.license.create)
+  create(@BusOrg() orgId: string, @BusData() dto: CreateLicenseDto): Promise<LicenseView> {
+    return this.licenses.create(orgId, dto);
+  }
+
+  @MessagePattern(Subjects.license.list)
+  list(@BusOrg() orgId: string, @BusData() query: ListLicensesQueryDto): Promise<LicenseListView> {
+    return this.licenses.list(orgId, query);
+  }
+
+  @MessagePattern(Subjects.license.get)
+  get(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<LicenseView> {
+    return this.licenses.get(orgId, id);
+  }
+
+  @MessagePattern(Subjects.license.revoke)
+  revoke(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<MessageView> {
+    return this.licenses.revoke(orgId, id);
+  }
+
+  @MessagePattern(Subjects.license.verify)
+  verify(@BusOrg() orgId: string, @BusData() dto: VerifyLicenseDto): Promise<VerifyResultView> {
+    return this.verifier.verify(orgId, dto);
+  }
+}

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { CatalogModule } from '../catalog/catalog.module';
+import { LicenseVerifier } from './license-verifier.service';
+import { LicensesController } from './licenses.controller';
+import { LicensesService } from './licenses.service';
+
+@Module({
+  imports: [CatalogModule],
+  controllers: [LicensesController],
+  providers: [LicensesService, LicenseVerifier],
+})
+export class LicensesModule {}

@@ -1,0 +1,35 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { DatabaseModule } from '@licensing/shared/database';
+import { BusModule } from '@licensing/shared/messaging';
+import { ProductServiceConfig } from './config';
+import { PRODUCT_MIGRATIONS } from './migrations';
+import { ProductEntity } from './products/product.entity';
+import { ProductsModule } from './products/products.module';
+
+export const PRODUCT_SCHEMA = 'product';
+export const PRODUCT_ENTITIES = [ProductEntity];
+
+@Module({})
+export class ProductServiceModule {
+  static forRoot(config: ProductServiceConfig): DynamicModule {
+    return {
+      module: ProductServiceModule,
+      imports: [
+        DatabaseModule.forRoot({
+          url: config.DATABASE_URL,
+          schema: PRODUCT_SCHEMA,
+          entities: PRODUCT_ENTITIES,
+          migrations: PRODUCT_MIGRATIONS,
+          poolSize: config.DATABASE_POOL_SIZE,
+        }),
+        BusModule.forRoot({
+          natsUrl: config.NATS_URL,
+          namespace: config.BUS_NAMESPACE,
+          timeoutMs: config.BUS_TIMEOUT_MS,
+          name: 'product-service',
+        }),
+        ProductsModule,
+      ],
+    };
+  }
+}

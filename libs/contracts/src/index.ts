@@ -1,0 +1,9 @@
+/** Every message between the gateway and the services: subjects, request DTOs (validated on both edges) and replies. */
+export * from './subjects';
+export * from './common/validation';
+export * from './common/pagination.dto';
+export * from './common/common.dto';
+export * from './products/product.dto';
+export * from './licenses/license.dto';
+export * from './key-pairs/key-pair.dto';
+export * from './catalog/catalog.dto';

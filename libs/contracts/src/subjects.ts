@@ -1,0 +1,36 @@
+/**
+ * Every request/reply subject on the bus. One constant per message, versioned, so that a handler
+ * and its callers can never disagree on a string.
+ */
+export const Subjects = {
+  product: {
+    create: 'product.create.v1',
+    list: 'product.list.v1',
+    get: 'product.get.v1',
+    update: 'product.update.v1',
+    delete: 'product.delete.v1',
+  },
+  license: {
+    create: 'license.create.v1',
+    list: 'license.list.v1',
+    get: 'license.get.v1',
+    revoke: 'license.revoke.v1',
+    verify: 'license.verify.v1',
+  },
+  keyPair: {
+    create: 'key-pair.create.v1',
+    list: 'key-pair.list.v1',
+    get: 'key-pair.get.v1',
+    delete: 'key-pair.delete.v1',
+  },
+  /** The license service's copy of each product: what signing and seat rules need, kept in step by the product service. */
+  catalog: {
+    upsert: 'license.catalog.upsert.v1',
+    retire: 'license.catalog.retire.v1',
+    publicKey: 'license.catalog.public-key.v1',
+  },
+  /** Broadcasts (no queue group): every gateway replica receives them. */
+  identity: {
+    apiKeyRevoked: 'identity.api-key.revoked.v1',
+  },
+} as const;

@@ -1,0 +1,135 @@
+import { buildClaims, LICENSE_TYPES, readLicenseClaims, timeProblems, type BuildClaimsInput } from './claims';
+
+const validFrom = new Date('2026-11-22T08:00:00.750Z');
+const validUntil = new Date('2027-11-22T08:00:00.250Z');
+const issuedAt = new Date('2026-11-22T09:30:15.999Z');
+
+function input(overrides: Partial<BuildClaimsInput> = {}): BuildClaimsInput {
+  return {
+    licenseId: '4b0c5d0e-8a43-4a8b-9d0b-2f8f3c1e6a11',
+    serial: 'LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC',
+    orgId: '0d8f2c64-3f55-4b7e-a0d4-6d7b8a9c0e12',
+    productId: '9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d',
+    productCode: 'photo-editor',
+    licenseType: 'subscription',
+    customerId: 'cust-42',
+    customerEmail: 'ada@example.com',
+    features: ['pro'],
+    maxSeats: 3,
+    hardwareBinding: null,
+    validFrom,
+    validUntil,
+    issuedAt,
+    ...overrides,
+  };
+}
+
+describe('buildClaims', () => {
+  it('maps the input onto the API.md claim names, with times as whole Unix seconds rounded down', () => {
+    expect(buildClaims(input())).toEqual({
+      v: 1,
+      jti: '4b0c5d0e-8a43-4a8b-9d0b-2f8f3c1e6a11',
+      sub: 'LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC',
+      iss: '0d8f2c64-3f55-4b7e-a0d4-6d7b8a9c0e12',
+      iat: Math.floor(issuedAt.getTime() / 1000),
+      nbf: Math.floor(validFrom.getTime() / 1000),
+      exp: Math.floor(validUntil.getTime() / 1000),
+      product_id: '9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d',
+      product_code: 'photo-editor',
+      license_type: 'subscription',
+      customer_id: 'cust-42',
+      customer_email: 'ada@example.com',
+      features: ['pro'],
+      max_seats: 3,
+      hardware_binding: null,
+      valid_from: '2026-11-22T08:00:00.750Z',
+      valid_until: '2027-11-22T08:00:00.250Z',
+    });
+  });
+
+  it('rounds down rather than to nearest, so nbf never lands after valid_from', () => {
+    const claims = buildClaims(input());
+    expect(claims.nbf).toBe(1795334400);
+    expect(claims.iat).toBe(1795339815);
+  });
+
+  it('leaves exp out entirely for a license without valid_until', () => {
+    const claims = buildClaims(input({ licenseType: 'perpetual', validUntil: null }));
+    expect('exp' in claims).toBe(false);
+    expect(JSON.stringify(claims)).not.toContain('"exp"');
+    expect(claims.valid_until).toBeNull();
+  });
+
+  it('copies features and hardware binding so later edits by the caller do not change the claims', () => {
+    const features = ['pro'];
+    const hardwareBinding = { fingerprint: 'hw-1' };
+    const claims = buildClaims(input({ features, hardwareBinding, licenseType: 'node_locked' }));
+    features.push('enterprise');
+    hardwareBinding.fingerprint = 'hw-2';
+    expect(claims.features).toEqual(['pro']);
+    expect(claims.hardware_binding).toEqual({ fingerprint: 'hw-1' });
+  });
+
+  it('refuses an invalid date instead of signing NaN', () => {
+    expect(() => buildClaims(input({ validFrom: new Date('nope') }))).toThrow(RangeError);
+    expect(() => buildClaims(input({ validUntil: new Date('nope') }))).toThrow(RangeError);
+    expect(() => buildClaims(input({ issuedAt: new Date('nope') }))).toThrow(RangeError);
+  });
+
+  it('lists the five license types', () => {
+    expect(LICENSE_TYPES).toEqual(['perpetual', 'subscription', 'trial', 'node_locked', 'floating']);
+  });
+});
+
+describe('timeProblems', () => {
+  const nbf = 1_800_000_000;
+  const exp = 1_800_086_400;
+  const at = (seconds: number): Date => new Date(seconds * 1000);
+
+  it('reports nothing inside the validity window', () => {
+    expect(timeProblems({ nbf, exp }, at(nbf + 60))).toEqual([]);
+  });
+
+  it('is valid from the nbf second itself, with no leeway before it', () => {
+    expect(timeProblems({ nbf, exp }, at(nbf))).toEqual([]);
+    expect(timeProblems({ nbf, exp }, new Date(nbf * 1000 - 1))).toEqual(['not_yet_valid']);
+  });
+
+  it('is expired from the exp second itself, with no leeway after it', () => {
+    expect(timeProblems({ nbf, exp }, new Date(exp * 1000 - 1))).toEqual([]);
+    expect(timeProblems({ nbf, exp }, at(exp))).toEqual(['expired']);
+    expect(timeProblems({ nbf, exp }, at(exp + 3600))).toEqual(['expired']);
+  });
+
+  it('never reports a license without exp as expired', () => {
+    expect(timeProblems({ nbf }, at(nbf + 100 * 365 * 86400))).toEqual([]);
+  });
+
+  it('reports both problems when exp is not after nbf', () => {
+    expect(timeProblems({ nbf, exp: nbf - 10 }, at(nbf - 5))).toEqual(['not_yet_valid', 'expired']);
+  });
+});
+
+describe('readLicenseClaims', () => {
+  const valid = JSON.parse(JSON.stringify(buildClaims(input()))) as Record<string, unknown>;
+
+  it('accepts the claims buildClaims produces, perpetual or not', () => {
+    expect(readLicenseClaims(valid)).toEqual(valid);
+    expect(readLicenseClaims(JSON.parse(JSON.stringify(buildClaims(input({ validUntil: null })))))).toBeDefined();
+  });
+
+  it.each([
+    ['a non-object', ['x']],
+    ['null', null],
+    ['an unknown version', { ...valid, v: 2 }],
+    ['a numeric serial', { ...valid, sub: 42 }],
+    ['fractional times', { ...valid, nbf: 1.5 }],
+    ['a null exp', { ...valid, exp: null }],
+    ['an unknown license type', { ...valid, license_type: 'forever' }],
+    ['features that are not strings', { ...valid, features: [1] }],
+    ['a binding without a fingerprint', { ...valid, hardware_binding: {} }],
+    ['a missing product id', { ...valid, product_id: undefined }],
+  ])('rejects %s', (_name, payload) => {
+    expect(readLicenseClaims(payload)).toBeUndefined();
+  });
+});

@@ -1,0 +1,34 @@
+import { env } from './env';
+
+/** Variables every service reads: where its backing services are and how it logs. */
+export const commonEnv = {
+  NODE_ENV: env.oneOf(['development', 'production', 'test'] as const, {
+    default: 'development',
+    description: 'Runtime mode; production turns off development defaults',
+  }),
+  LOG_LEVEL: env.oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, {
+    default: 'info',
+    description: 'pino log level',
+  }),
+  NATS_URL: env.string({ default: 'nats://127.0.0.1:4222', description: 'NATS servers, comma separated' }),
+  BUS_NAMESPACE: env.string({
+    default: '',
+    description: 'Prefix for every NATS subject and JetStream stream, to share one NATS between environments',
+  }),
+  BUS_TIMEOUT_MS: env.int({ default: 5000, min: 100, description: 'How long a bus request waits for a reply' }),
+};
+
+export const databaseEnv = {
+  DATABASE_URL: env.url({
+    protocols: ['postgres', 'postgresql'],
+    default: 'postgres://postgres@127.0.0.1:5432/licensing',
+    production: null,
+    description: 'PostgreSQL connection URL',
+  }),
+  DATABASE_POOL_SIZE: env.int({ default: 10, min: 1, description: 'Connections in the pool per process' }),
+  DATABASE_AUTO_CREATE: env.bool({
+    default: true,
+    production: false,
+    description: 'Create the database named in DATABASE_URL when it does not exist',
+  }),
+};

@@ -1,0 +1,7 @@
+export * from './data-source';
+export * from './errors';
+export * from './columns';
+export * from './pagination';
+export * from './schema-drift';
+export * from './health.controller';
+export * from './database.module';

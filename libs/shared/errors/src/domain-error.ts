@@ -1,0 +1,65 @@
+import { ERROR_STATUS, ErrorCode, isErrorCode } from './error-codes';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** The shape an error has on the bus: plain JSON, enough for the gateway to rebuild the problem. */
+export interface SerializedError {
+  code: ErrorCode;
+  status: number;
+  message: string;
+  errors?: FieldError[];
+}
+
+/**
+ * A failure the caller can act on. Services throw it; it crosses NATS as a SerializedError and the
+ * gateway answers it with the same status and code.
+ */
+export class DomainError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly errors?: FieldError[],
+  ) {
+    super(message);
+    this.name = 'DomainError';
+    this.status = ERROR_STATUS[code];
+  }
+
+  toJSON(): SerializedError {
+    return {
+      code: this.code,
+      status: this.status,
+      message: this.message,
+      ...(this.errors ? { errors: this.errors } : {}),
+    };
+  }
+
+  static notFound(resource: string, id?: string): DomainError {
+    return new DomainError('not_found', id ? `${resource} ${id} does not exist` : `${resource} does not exist`);
+  }
+
+  static conflict(message: string): DomainError {
+    return new DomainError('conflict', message);
+  }
+
+  static validation(errors: FieldError[], message = 'The request is invalid'): DomainError {
+    return new DomainError('validation_failed', message, errors);
+  }
+}
+
+export function isSerializedError(value: unknown): value is SerializedError {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return isErrorCode(candidate.code) && typeof candidate.message === 'string';
+}
+
+export function toDomainError(value: unknown): DomainError | undefined {
+  if (value instanceof DomainError) return value;
+  if (isSerializedError(value)) return new DomainError(value.code, value.message, value.errors);
+  return undefined;
+}

@@ -1,0 +1,3 @@
+export * from './error-codes';
+export * from './domain-error';
+export * from './validation';

@@ -1,0 +1,45 @@
+import { LoggerService } from '@nestjs/common';
+import pino, { Logger, LevelWithSilent } from 'pino';
+import { requestContext } from './request-context';
+
+/**
+ * One JSON logger per process. Every line written while a request is being handled carries its
+ * `request_id`, `org_id` and bus `subject`, read from the async context rather than passed around.
+ */
+export function createLogger(service: string, level: LevelWithSilent = 'info'): Logger {
+  return pino({
+    level,
+    base: { service },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    mixin: () => ({ ...requestContext.current() }),
+  });
+}
+
+/** Lets Nest's own logging (bootstrap, route mapping, errors) go through the same pino logger. */
+export class NestPinoLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+
+  log(message: unknown, context?: string): void {
+    this.write('info', message, context);
+  }
+  error(message: unknown, trace?: string, context?: string): void {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string): void {
+    this.write('warn', message, context);
+  }
+  debug(message: unknown, context?: string): void {
+    this.write('debug', message, context);
+  }
+  verbose(message: unknown, context?: string): void {
+    this.write('trace', message, context);
+  }
+
+  private write(level: 'info' | 'warn' | 'debug' | 'trace', message: unknown, context?: string): void {
+    if (typeof message === 'object' && message !== null) this.logger[level]({ context, ...message });
+    else this.logger[level]({ context }, String(message));
+  }
+}
+
+export type { Logger } from 'pino';

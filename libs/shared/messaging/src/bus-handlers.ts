@@ -1,0 +1,68 @@
+import {
+  ArgumentsHost,
+  Catch,
+  CallHandler,
+  Controller,
+  ExecutionContext,
+  Injectable,
+  Logger,
+  NestInterceptor,
+  RpcExceptionFilter,
+  UseFilters,
+  UseInterceptors,
+  applyDecorators,
+} from '@nestjs/common';
+import { NatsContext, Payload } from '@nestjs/microservices';
+import { Observable, throwError } from 'rxjs';
+import { DomainError, SerializedError, createValidationPipe, toDomainError } from '@licensing/shared/errors';
+import { requestContext } from '@licensing/shared/logging';
+import { BusEnvelope } from './envelope';
+
+/**
+ * Answers every failure of a handler as a SerializedError. Nest's stock RPC filter would turn a
+ * domain error into "Internal server error" and lose its status; this one keeps it, and hides the
+ * details of anything unexpected after logging it.
+ */
+@Catch()
+export class BusExceptionFilter implements RpcExceptionFilter<unknown> {
+  private readonly logger = new Logger('Bus');
+
+  catch(exception: unknown, _host: ArgumentsHost): Observable<never> {
+    const known = toDomainError(exception);
+    if (known) return throwError(() => known.toJSON());
+    this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
+    const internal: SerializedError = { code: 'internal', status: 500, message: 'Internal error' };
+    return throwError(() => internal);
+  }
+}
+
+/** Runs the handler inside the caller's request context, so its logs and onward calls carry the request id. */
+@Injectable()
+export class BusContextInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const rpc = context.switchToRpc();
+    const envelope = rpc.getData<Partial<BusEnvelope>>();
+    const subject = rpc.getContext<NatsContext>().getSubject();
+    const store = { request_id: envelope?.ctx?.request_id ?? 'none', org_id: envelope?.ctx?.org_id, subject };
+    return new Observable((subscriber) =>
+      requestContext.run(store, () => next.handle().subscribe(subscriber)),
+    );
+  }
+}
+
+/** A controller of bus handlers: typed errors out, request context in. */
+export function BusController(): ClassDecorator {
+  return applyDecorators(Controller(), UseFilters(BusExceptionFilter), UseInterceptors(BusContextInterceptor));
+}
+
+/** The validated payload of a bus request, checked with the same DTO class the gateway uses for HTTP. */
+export const BusData = (): ParameterDecorator => Payload('data', createValidationPipe());
+
+/** The organization a bus request acts for; a request without one is a programming error. */
+export const BusOrg = (): ParameterDecorator =>
+  Payload('ctx', {
+    transform(ctx: BusEnvelope['ctx'] | undefined): string {
+      if (!ctx?.org_id) throw new DomainError('internal', 'Bus request carries no organization');
+      return ctx.org_id;
+    },
+  });

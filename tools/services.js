@@ -1,0 +1,6 @@
+// The processes that make up the platform, in start order, with their compiled entry points.
+module.exports = [
+  { name: 'product-service', main: 'dist/apps/product-service/src/main.js' },
+  { name: 'license-service', main: 'dist/apps/license-service/src/main.js' },
+  { name: 'gateway', main: 'dist/apps/gateway/src/main.js' },
+];

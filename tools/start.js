@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// `npm start`: compiles the workspace, then runs every service and the gateway as separate
+// processes on localhost, each applying its own migrations as it boots. Ctrl-C stops them all.
+const { spawn, spawnSync } = require('node:child_process');
+const path = require('node:path');
+const services = require('./services');
+
+const root = path.join(__dirname, '..');
+const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'], {
+  cwd: root,
+  stdio: 'inherit',
+});
+if (build.status !== 0) process.exit(build.status ?? 1);
+
+const children = new Map();
+let stopping = false;
+
+function stopAll(code) {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children.values()) child.kill('SIGTERM');
+  const force = setTimeout(() => {
+    for (const child of children.values()) child.kill('SIGKILL');
+  }, 10_000);
+  force.unref();
+  process.exitCode = code;
+}
+
+for (const service of services) {
+  const child = spawn(process.execPath, ['-r', './tools/register-paths.js', service.main], {
+    cwd: root,
+    stdio: 'inherit',
+    env: process.env,
+  });
+  children.set(service.name, child);
+  child.on('exit', (code, signal) => {
+    children.delete(service.name);
+    if (!stopping) {
+      process.stderr.write(`${service.name} exited (${signal ?? code}); stopping the others\n`);
+      stopAll(1);
+    }
+  });
+}
+
+process.on('SIGINT', () => stopAll(0));
+process.on('SIGTERM', () => stopAll(0));
