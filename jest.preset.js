@@ -10,22 +10,32 @@ const moduleNameMapper = Object.fromEntries(
   ]),
 );
 
+const swc = (syntax) => [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax, decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2022',
+    },
+    module: { type: 'commonjs' },
+    sourceMaps: 'inline',
+  },
+];
+
+// Dependencies published as ESM only. Node 20 loads them through require(esm); jest cannot, so
+// they are compiled to CommonJS like our own sources.
+const ESM_ONLY_PACKAGES = ['content-disposition'];
+
 module.exports = {
   testEnvironment: 'node',
+  // Integration and end-to-end tests boot real services against PostgreSQL and NATS.
+  testTimeout: 30_000,
   moduleNameMapper,
   transform: {
-    '^.+\\.ts$': [
-      '@swc/jest',
-      {
-        jsc: {
-          parser: { syntax: 'typescript', decorators: true },
-          transform: { legacyDecorator: true, decoratorMetadata: true },
-          target: 'es2022',
-        },
-        module: { type: 'commonjs' },
-        sourceMaps: 'inline',
-      },
-    ],
+    '^.+\\.ts$': swc('typescript'),
+    '^.+\\.js$': swc('ecmascript'),
   },
+  transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY_PACKAGES.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'json'],
 };
