@@ -51,7 +51,7 @@ export class LicensesService {
       if (!product.keyPairId) {
         throw new DomainError('key_pair_missing', `Product ${product.id} has no key pair assigned`);
       }
-      const privateKey = await this.signingKeys.privateKey(orgId, product.keyPairId);
+      const privateKey = await this.signingKeys.privateKey(orgId, product.keyPairId, manager);
       if (!privateKey) throw new DomainError('key_pair_missing', `Product ${product.id} has no usable key pair`);
 
       const licenseType = dto.license_type ?? 'subscription';

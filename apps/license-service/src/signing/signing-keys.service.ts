@@ -1,7 +1,7 @@
 import { KeyObject } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { parsePrivateKey, parsePublicKey } from '@licensing/license-format';
 import { KeyPairEntity } from '../key-pairs/key-pair.entity';
 import { PrivateKeyVault } from './private-key-vault';
@@ -34,9 +34,13 @@ export class SigningKeysService {
     return cached?.orgId === orgId ? cached.publicKey : undefined;
   }
 
-  async privateKey(orgId: string, keyPairId: string): Promise<KeyObject | undefined> {
+  /**
+   * Inside a transaction pass its manager: loading on a second pooled connection while the first is
+   * held would exhaust the pool under concurrent license creation.
+   */
+  async privateKey(orgId: string, keyPairId: string, manager?: EntityManager): Promise<KeyObject | undefined> {
     let cached = this.cache.get(keyPairId);
-    if (!cached?.privateKey) cached = await this.load(keyPairId, true);
+    if (!cached?.privateKey) cached = await this.load(keyPairId, true, manager);
     return cached?.orgId === orgId ? cached.privateKey : undefined;
   }
 
@@ -44,8 +48,12 @@ export class SigningKeysService {
     this.cache.delete(keyPairId);
   }
 
-  private async load(keyPairId: string, withPrivate: boolean): Promise<CachedKey | undefined> {
-    const query = this.dataSource.getRepository(KeyPairEntity).createQueryBuilder('k').where('k.id = :keyPairId', {
+  private async load(
+    keyPairId: string,
+    withPrivate: boolean,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<CachedKey | undefined> {
+    const query = manager.getRepository(KeyPairEntity).createQueryBuilder('k').where('k.id = :keyPairId', {
       keyPairId,
     });
     if (withPrivate) query.addSelect(['k.privateKeyCiphertext', 'k.masterKeyVersion']);

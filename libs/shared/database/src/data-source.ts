@@ -21,7 +21,8 @@ export function serviceDataSourceOptions(options: ServiceDatabaseOptions): DataS
     migrationsTableName: 'migrations',
     synchronize: false,
     migrationsRun: false,
-    logging: ['error'],
+    // Failures surface as errors where they are handled (and are logged there when unexpected).
+    logging: false,
     extra: { max: options.poolSize ?? 10, application_name: options.schema },
   };
 }

@@ -3,3 +3,4 @@ export * from './environment';
 export * from './wait-for';
 export * from './http-client';
 export * from './jose';
+export * from './bus';

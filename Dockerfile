@@ -1,0 +1,58 @@
+# syntax=docker/dockerfile:1
+#
+# One image for every service of the licensing platform. The SERVICE variable picks the entry point:
+#   docker build -t licensing-platform:latest .
+#   docker run -e SERVICE=license-service ... licensing-platform:latest
+# Each service applies its own migrations at boot (under a PostgreSQL advisory lock), so there is
+# no separate migration step.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# ---------------------------------------------------------------------------------------------
+# build: install exactly what the lockfile says, compile with tsc into dist/, drop dev deps.
+# ---------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+ENV NX_DAEMON=false \
+    NX_NO_CLOUD=true \
+    NPM_CONFIG_UPDATE_NOTIFIER=false \
+    SCARF_ANALYTICS=false
+
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+
+COPY tsconfig*.json ./
+COPY apps ./apps
+COPY libs ./libs
+COPY tools ./tools
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund \
+ && npm cache clean --force
+
+# ---------------------------------------------------------------------------------------------
+# runtime: production dependencies, compiled output and the alias resolver, run as `node`.
+# ---------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ARG SERVICE=gateway
+ENV NODE_ENV=production \
+    SERVICE=${SERVICE} \
+    NPM_CONFIG_UPDATE_NOTIFIER=false
+WORKDIR /app
+
+# Owned by root and read-only for the service user: the process never writes to its own code.
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/tsconfig.base.json ./tsconfig.base.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/tools/register-paths.js ./tools/register-paths.js
+
+# The `node` user of the base image, by uid so that Kubernetes can verify runAsNonRoot.
+USER 1000:1000
+
+# The gateway's HTTP API (and its /healthz, /readyz). The other services listen only on their
+# HEALTH_PORT (3101 product, 3102 license, 3103 revocation, 3104 analytics).
+EXPOSE 3000
+
+# `exec` replaces the shell with node, so node itself receives SIGTERM (from `docker stop` or the
+# kubelet) and runs Nest's graceful shutdown: stop consuming, drain in-flight work, close pools.
+CMD ["sh", "-c", "exec node -r ./tools/register-paths.js dist/apps/$SERVICE/src/main.js"]

@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import { INestApplication } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Subjects } from '@licensing/contracts';
+import { pendingSchemaChanges } from '@licensing/shared/database';
+import { BusTestClient, testEnv, uniqueNamespace } from '@licensing/shared/testing';
+import { startLicenseService } from './app';
+import { loadLicenseServiceConfig } from './config';
+
+/** The license service alone on the real PostgreSQL and NATS, driven over the bus as the gateway does. */
+describe('license service', () => {
+  const namespace = uniqueNamespace();
+  let app: INestApplication;
+  let bus: BusTestClient;
+
+  beforeAll(async () => {
+    app = await startLicenseService(loadLicenseServiceConfig(testEnv(namespace)));
+    bus = await BusTestClient.connect(namespace);
+  });
+
+  afterAll(async () => {
+    await bus.close();
+    await app.close();
+  });
+
+  async function catalogProduct(orgId: string, keyPairId: string | null) {
+    const product = {
+      id: randomUUID(),
+      code: `p-${randomUUID().slice(0, 8)}`,
+      name: 'Product',
+      key_pair_id: keyPairId,
+      default_features: ['pro'],
+      default_valid_days: 30,
+      max_concurrent_activations: null,
+      activation_heartbeat_interval: null,
+    };
+    await bus.as(orgId).send(Subjects.catalog.upsert, product);
+    return product;
+  }
+
+  it('leaves no difference between its entities and its migrations', async () => {
+    expect(await pendingSchemaChanges(app.get(DataSource))).toEqual([]);
+  });
+
+  it('stores private keys only encrypted', async () => {
+    const orgId = randomUUID();
+    const keyPair = await bus.as(orgId).send(Subjects.keyPair.create, {});
+    const [row] = await app
+      .get(DataSource)
+      .query('SELECT private_key_ciphertext, master_key_version FROM license.key_pairs WHERE id = $1', [keyPair.id]);
+    expect(Buffer.from(row.private_key_ciphertext).toString('latin1')).not.toMatch(/PRIVATE KEY|MC4CAQ/);
+    expect(row.master_key_version).toBe('dev');
+    expect(JSON.stringify(keyPair)).not.toMatch(/PRIVATE/);
+  });
+
+  it("refuses a catalog product naming another organization's key pair", async () => {
+    const keyPair = await bus.as(randomUUID()).send(Subjects.keyPair.create, {});
+    await expect(catalogProduct(randomUUID(), keyPair.id)).rejects.toMatchObject({ code: 'not_found', status: 404 });
+  });
+
+  it('never lets a license exist for a product retired while creates are in flight', async () => {
+    const orgId = randomUUID();
+    const org = bus.as(orgId);
+    const keyPair = await org.send(Subjects.keyPair.create, {});
+    for (let round = 0; round < 5; round++) {
+      const product = await catalogProduct(orgId, keyPair.id);
+      const creates = Array.from({ length: 10 }, () =>
+        org.send(Subjects.license.create, { product_id: product.id }).then(
+          () => 'created',
+          (error: { code: string }) => error.code,
+        ),
+      );
+      const retire = org.send(Subjects.catalog.retire, { id: product.id }).then(
+        () => 'retired',
+        (error: { code: string }) => error.code,
+      );
+      const [outcomes, retired] = await Promise.all([Promise.all(creates), retire]);
+      const { total } = await org.send(Subjects.license.list, { product_id: product.id });
+      expect(outcomes.every((o) => o === 'created' || o === 'not_found')).toBe(true);
+      if (retired === 'retired') expect(total).toBe(0);
+      else {
+        expect(retired).toBe('conflict');
+        expect(total).toBe(outcomes.filter((o) => o === 'created').length);
+      }
+    }
+  });
+
+  it('refuses to delete a key pair a product uses, and frees it when the product is retired', async () => {
+    const orgId = randomUUID();
+    const org = bus.as(orgId);
+    const keyPair = await org.send(Subjects.keyPair.create, { algorithm: 'ecdsa-p256' });
+    const product = await catalogProduct(orgId, keyPair.id);
+    await expect(org.send(Subjects.keyPair.delete, { id: keyPair.id })).rejects.toMatchObject({ code: 'conflict' });
+    await org.send(Subjects.catalog.retire, { id: product.id });
+    await expect(org.send(Subjects.keyPair.delete, { id: keyPair.id })).resolves.toMatchObject({
+      message: expect.stringContaining('deleted'),
+    });
+  });
+
+  it('answers key_pair_missing for a product without a key pair, keeping status and code across the bus', async () => {
+    const orgId = randomUUID();
+    const product = await catalogProduct(orgId, null);
+    await expect(bus.as(orgId).send(Subjects.license.create, { product_id: product.id })).rejects.toMatchObject({
+      code: 'key_pair_missing',
+      status: 422,
+      message: `Product ${product.id} has no key pair assigned`,
+    });
+  });
+
+  it('issues licenses with the catalog defaults, signed with the key named by the product', async () => {
+    const orgId = randomUUID();
+    const org = bus.as(orgId);
+    const keyPair = await org.send(Subjects.keyPair.create, {});
+    const product = await catalogProduct(orgId, keyPair.id);
+    const license = await org.send(Subjects.license.create, { product_id: product.id });
+    expect(license).toMatchObject({ features: ['pro'], key_pair_id: keyPair.id, product_code: product.code });
+    const days = (Date.parse(license.valid_until) - Date.parse(license.valid_from)) / 86_400_000;
+    expect(days).toBe(30);
+    const verified = await org.send(Subjects.license.verify, { license_blob: license.license_blob, product_id: product.id });
+    expect(verified).toMatchObject({ valid: true, errors: [] });
+  });
+});

@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import { JSONCodec, NatsConnection, Subscription, connect } from 'nats';
+import { requestContext } from '@licensing/shared/logging';
+import { BusClient, namespaced } from '@licensing/shared/messaging';
+
+const NATS_URL = 'nats://127.0.0.1:4222';
+
+/** Sends bus requests to services under test as if it were the gateway, on behalf of an organization. */
+export class BusTestClient {
+  private constructor(private readonly client: BusClient) {}
+
+  static async connect(namespace: string): Promise<BusTestClient> {
+    const client = new BusClient({ natsUrl: NATS_URL, namespace, timeoutMs: 10_000, name: 'test' });
+    await client.connect();
+    return new BusTestClient(client);
+  }
+
+  as(orgId: string) {
+    return {
+      send: <T = any>(subject: string, data: unknown): Promise<T> =>
+        requestContext.run({ request_id: randomUUID(), org_id: orgId }, () => this.client.send<T>(subject, data)),
+    };
+  }
+
+  close(): Promise<void> {
+    return this.client.onApplicationShutdown();
+  }
+}
+
+type Reply = { response: unknown } | { err: unknown };
+
+/**
+ * Plays a peer service on the bus, speaking Nest's NATS request/reply format, so that a service
+ * can be tested alone against the real NATS with its neighbour's answers scripted by the test.
+ */
+export class ScriptedPeer {
+  private readonly codec = JSONCodec<{ id: string; data: { ctx: unknown; data: unknown } }>();
+  private readonly subscriptions: Subscription[] = [];
+
+  private constructor(
+    private readonly connection: NatsConnection,
+    private readonly namespace: string,
+  ) {}
+
+  static async connect(namespace: string): Promise<ScriptedPeer> {
+    return new ScriptedPeer(await connect({ servers: NATS_URL }), namespace);
+  }
+
+  /** Answers `subject` with what `handler` returns for each request's payload. */
+  on(subject: string, handler: (data: any) => Reply | Promise<Reply>): this {
+    const subscription = this.connection.subscribe(namespaced(this.namespace, subject), {
+      callback: (error, message) => {
+        if (error) return;
+        const request = this.codec.decode(message.data);
+        void Promise.resolve(handler(request.data.data)).then((reply) =>
+          message.respond(JSONCodec().encode({ id: request.id, isDisposed: true, ...reply })),
+        );
+      },
+    });
+    this.subscriptions.push(subscription);
+    return this;
+  }
+
+  async close(): Promise<void> {
+    await this.connection.drain();
+  }
+}

@@ -1,0 +1,6 @@
+module.exports = {
+  ...require('../jest.preset.js'),
+  displayName: 'deploy',
+  rootDir: __dirname,
+  testMatch: ['<rootDir>/*.spec.ts'],
+};
