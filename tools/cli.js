@@ -5,11 +5,20 @@ const { spawnSync } = require('node:child_process');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
-const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'], {
-  cwd: root,
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
-if (build.status !== 0) process.exit(build.status ?? 1);
+// In a checkout, compile first; in the production image (no TypeScript, dist/ already built) skip it.
+let tsc;
+try {
+  tsc = require.resolve('typescript/bin/tsc');
+} catch {
+  tsc = undefined;
+}
+if (tsc) {
+  const build = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json'], {
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
 
 require('./register-paths');
 require(path.join(root, 'dist/apps/gateway/src/cli.js'))

@@ -7,3 +7,8 @@ export * from './products/product.dto';
 export * from './licenses/license.dto';
 export * from './key-pairs/key-pair.dto';
 export * from './catalog/catalog.dto';
+export * from './licenses/license-status';
+export * from './events/events';
+export * from './revocation/revocation.dto';
+export * from './revocation/serial-status.dto';
+export * from './analytics/analytics.dto';

@@ -16,6 +16,8 @@ export const Subjects = {
     get: 'license.get.v1',
     revoke: 'license.revoke.v1',
     verify: 'license.verify.v1',
+    /** Stored status of up to 100 serials: the revocation cache's source on a miss. */
+    statuses: 'license.statuses.v1',
   },
   keyPair: {
     create: 'key-pair.create.v1',
@@ -28,6 +30,18 @@ export const Subjects = {
     upsert: 'license.catalog.upsert.v1',
     retire: 'license.catalog.retire.v1',
     publicKey: 'license.catalog.public-key.v1',
+  },
+  revocation: {
+    check: 'revocation.check.v1',
+    sync: 'revocation.sync.v1',
+    /** Write-through from the license service: the new status is in the cache before the change is answered. */
+    put: 'revocation.cache.put.v1',
+  },
+  analytics: {
+    usage: 'analytics.usage.v1',
+    features: 'analytics.features.v1',
+    versions: 'analytics.versions.v1',
+    licenseUsage: 'analytics.license-usage.v1',
   },
   /** Broadcasts (no queue group): every gateway replica receives them. */
   identity: {

@@ -32,8 +32,12 @@ export async function startStack(): Promise<TestStack> {
   const namespace = uniqueNamespace();
   const env = testEnv(namespace);
   const services: INestApplication[] = [];
-  services.push(await startProductService(loadProductServiceConfig(env)));
-  services.push(await startLicenseService(loadLicenseServiceConfig(env)));
+  // Every service of the platform, as tools/services.js lists them for `npm start`.
+  const starters: Array<() => Promise<INestApplication>> = [
+    () => startProductService(loadProductServiceConfig(env)),
+    () => startLicenseService(loadLicenseServiceConfig(env)),
+  ];
+  for (const start of starters) services.push(await start());
   const gateway = await startGateway(loadGatewayConfig(env));
   const address = gateway.getHttpServer().address();
   if (typeof address !== 'object' || address === null) throw new Error('gateway is not listening');

@@ -2,7 +2,7 @@ import { LicenseView } from '@licensing/contracts';
 import { blobFromJws } from '@licensing/license-format';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { LicenseEntity } from './license.entity';
-import { effectiveStatus } from './license-status';
+import { effectiveStatus } from '@licensing/contracts';
 
 export function toLicenseView(
   license: LicenseEntity,

@@ -6,6 +6,8 @@ import {
   LicenseView,
   ListLicensesQueryDto,
   MessageView,
+  SerialStatus,
+  SerialStatusesRequest,
   Subjects,
   VerifyLicenseDto,
   VerifyResultView,
@@ -13,12 +15,14 @@ import {
 import { BusController, BusData, BusOrg } from '@licensing/shared/messaging';
 import { LicenseVerifier } from './license-verifier.service';
 import { LicensesService } from './licenses.service';
+import { SerialStatusesService } from './serial-statuses.service';
 
 @BusController()
 export class LicensesController {
   constructor(
     private readonly licenses: LicensesService,
     private readonly verifier: LicenseVerifier,
+    private readonly serialStatuses: SerialStatusesService,
   ) {}
 
   @MessagePattern(Subjects.license.create)
@@ -39,6 +43,12 @@ export class LicensesController {
   @MessagePattern(Subjects.license.revoke)
   revoke(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<MessageView> {
     return this.licenses.revoke(orgId, id);
+  }
+
+  /** Internal: not on behalf of an organization, so no @BusOrg; the caller filters by org. */
+  @MessagePattern(Subjects.license.statuses)
+  statuses(@BusData() { serials }: SerialStatusesRequest): Promise<SerialStatus[]> {
+    return this.serialStatuses.lookup(serials);
   }
 
   @MessagePattern(Subjects.license.verify)

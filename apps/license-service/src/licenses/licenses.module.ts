@@ -3,10 +3,11 @@ import { CatalogModule } from '../catalog/catalog.module';
 import { LicenseVerifier } from './license-verifier.service';
 import { LicensesController } from './licenses.controller';
 import { LicensesService } from './licenses.service';
+import { SerialStatusesService } from './serial-statuses.service';
 
 @Module({
   imports: [CatalogModule],
   controllers: [LicensesController],
-  providers: [LicensesService, LicenseVerifier],
+  providers: [LicensesService, LicenseVerifier, SerialStatusesService],
 })
 export class LicensesModule {}

@@ -72,7 +72,20 @@ export class BusClient implements OnApplicationShutdown {
     });
   }
 
-  private connection(): NatsConnection {
+  /** Publishes to JetStream and resolves once the stream has stored it (at-least-once, de-duplicated by `messageId`). */
+  async publishDurable(subject: string, payload: string | Uint8Array, messageId: string): Promise<void> {
+    const data = typeof payload === 'string' ? new TextEncoder().encode(payload) : payload;
+    await this.connection()
+      .jetstream()
+      .publish(namespaced(this.options.namespace, subject), data, { msgID: messageId });
+  }
+
+  get namespace(): string {
+    return this.options.namespace;
+  }
+
+  /** The underlying NATS connection, for JetStream consumers. */
+  connection(): NatsConnection {
     return this.client.unwrap<NatsConnection>();
   }
 

@@ -5,3 +5,4 @@ export * from './bus-handlers';
 export * from './bus-client';
 export * from './bus.module';
 export * from './bus-service';
+export * from './jetstream';

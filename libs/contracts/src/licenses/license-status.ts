@@ -1,8 +1,9 @@
-import { LicenseStatus } from '@licensing/contracts';
+import { LicenseStatus } from './license.dto';
 
 /**
  * The status a client is told: a stored `active` license whose validity has ended is `expired`
- * everywhere, before the periodic sweep gets round to writing it down.
+ * everywhere (get, list, verify, check-revocation, sync), before the periodic sweep writes it down.
+ * Shared by every service that answers with a status, so they cannot disagree.
  */
 export function effectiveStatus(
   license: { status: LicenseStatus; validUntil: Date | null },

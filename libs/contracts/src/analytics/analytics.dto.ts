@@ -1,0 +1,79 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsDateString, IsIn, IsUUID } from 'class-validator';
+import { PageQueryDto } from '../common/pagination.dto';
+import { Optional } from '../common/validation';
+
+export class AnalyticsRangeQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ format: 'uuid', description: 'Only reports of this product' })
+  @Optional()
+  @IsUUID('all')
+  product_id?: string;
+
+  @ApiProperty({ format: 'date-time', description: 'Inclusive start' })
+  @IsDateString({ strict: true })
+  from!: string;
+
+  @ApiProperty({ format: 'date-time', description: 'Exclusive end' })
+  @IsDateString({ strict: true })
+  to!: string;
+}
+
+export class UsageQueryDto extends AnalyticsRangeQueryDto {
+  @ApiPropertyOptional({ enum: ['hour', 'day'], default: 'day' })
+  @Optional()
+  @IsIn(['hour', 'day'])
+  interval?: 'hour' | 'day';
+}
+
+export class UsageBucketView {
+  @ApiProperty({ format: 'date-time' }) bucket!: string;
+  @ApiProperty() syncs!: number;
+  @ApiProperty() licenses!: number;
+  @ApiProperty() fingerprints!: number;
+  @ApiProperty({ nullable: true, type: Number }) peak_seats_in_use!: number | null;
+}
+
+export class UsageView {
+  @ApiProperty({ enum: ['hour', 'day'] }) interval!: 'hour' | 'day';
+  @ApiProperty({ type: [UsageBucketView] }) buckets!: UsageBucketView[];
+  @ApiProperty() total!: number;
+}
+
+export class FeatureUsageView {
+  @ApiProperty() feature!: string;
+  @ApiProperty() count!: number;
+}
+
+export class FeaturesView {
+  @ApiProperty({ type: [FeatureUsageView] }) features!: FeatureUsageView[];
+  @ApiProperty() total!: number;
+}
+
+export class VersionUsageView {
+  @ApiProperty({ nullable: true, type: String }) app_version!: string | null;
+  @ApiProperty() count!: number;
+}
+
+export class VersionsView {
+  @ApiProperty({ type: [VersionUsageView] }) versions!: VersionUsageView[];
+  @ApiProperty() total!: number;
+}
+
+export class FingerprintSeenView {
+  @ApiProperty() fingerprint!: string;
+  @ApiProperty({ format: 'date-time' }) last_sync_at!: string;
+}
+
+export class LicenseUsageView {
+  @ApiProperty({ format: 'uuid' }) license_id!: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) last_sync_at!: string | null;
+  @ApiProperty() syncs!: number;
+  @ApiProperty({ nullable: true, type: Number }) peak_seats_in_use!: number | null;
+  @ApiProperty({ type: [String] }) versions!: string[];
+  @ApiProperty({ type: [FingerprintSeenView] }) fingerprints!: FingerprintSeenView[];
+  @ApiProperty({ description: 'Distinct fingerprints seen (fingerprints is paginated)' }) total!: number;
+}
+
+export class LicenseUsageRequest extends PageQueryDto {
+  @IsUUID('all') id!: string;
+}

@@ -1,0 +1,45 @@
+/**
+ * Every state change is published once on JetStream as a LicensingEvent, on
+ * `licensing.events.<org_id>.<type>` (docs/events.md). Types are past-tense facts.
+ */
+export const EVENT_TYPES = [
+  'product.created',
+  'product.updated',
+  'product.deleted',
+  'license.created',
+  'license.updated',
+  'license.suspended',
+  'license.reinstated',
+  'license.expired',
+  'license.revoked',
+  'activation.created',
+  'activation.deleted',
+  'activation.expired',
+  'key_pair.created',
+  'key_pair.deleted',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface LicensingEvent<T = unknown> {
+  /** Unique per event; also the JetStream message id, so a re-published event is dropped as a duplicate. */
+  id: string;
+  type: EventType;
+  org_id: string;
+  occurred_at: string;
+  /** The resource as the API returns it (a license without license_blob). */
+  data: T;
+}
+
+/** JetStream streams. Names and subjects are placed under the bus namespace when there is one. */
+export const Streams = {
+  events: { name: 'LICENSING_EVENTS', subjects: 'licensing.events.>' },
+  syncReports: { name: 'SYNC_REPORTS', subjects: 'licensing.sync-reports.>' },
+} as const;
+
+export function eventSubject(orgId: string, type: EventType): string {
+  return `licensing.events.${orgId}.${type}`;
+}
+
+export function syncReportSubject(orgId: string): string {
+  return `licensing.sync-reports.${orgId}`;
+}

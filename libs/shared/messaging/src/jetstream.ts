@@ -1,0 +1,48 @@
+import { JetStreamManager, NatsConnection, RetentionPolicy, StorageType, nanos } from 'nats';
+import { namespaced } from './subjects';
+
+export interface StreamDefinition {
+  name: string;
+  /** A subject pattern such as `licensing.events.>`. */
+  subjects: string;
+}
+
+/** Stream names cannot contain dots, so the namespace is joined with an underscore. */
+export function streamName(namespace: string, name: string): string {
+  return namespace ? `${namespace}_${name}` : name;
+}
+
+const DAY_NS = nanos(24 * 3600 * 1000);
+
+/**
+ * Creates the stream if it does not exist yet (both producers and consumers call this at boot, in
+ * any order). File storage, kept for 7 days, and a 10-minute de-duplication window on
+ * `Nats-Msg-Id`: a producer that crashes after publishing and publishes again is not counted twice.
+ */
+export async function ensureStream(
+  connection: NatsConnection,
+  namespace: string,
+  stream: StreamDefinition,
+): Promise<{ name: string; manager: JetStreamManager }> {
+  const manager = await connection.jetstreamManager();
+  const name = streamName(namespace, stream.name);
+  const config = {
+    name,
+    subjects: [namespaced(namespace, stream.subjects)],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    max_age: 7 * DAY_NS,
+    duplicate_window: nanos(10 * 60 * 1000),
+  };
+  try {
+    await manager.streams.info(name);
+  } catch {
+    await manager.streams.add(config).catch(async (error: unknown) => {
+      // Another replica created it between our lookup and our add.
+      await manager.streams.info(name).catch(() => {
+        throw error;
+      });
+    });
+  }
+  return { name, manager };
+}
