@@ -4,13 +4,16 @@ import { ApiKeysService } from './api-keys.service';
 
 const PUBLIC_PATHS = /^\/(healthz|readyz|openapi\.json|docs)(\/|$|\?)/;
 
+/** Paths served without an API key (probes, OpenAPI, docs). ScopesGuard lets the same paths through. */
+export const isPublicPath = (url: string): boolean => PUBLIC_PATHS.test(url);
+
 /**
  * Resolves the API key in Fastify's onRequest hook, before the body is even read, so that a
  * request with a bad key is a 401 whatever else is wrong with it (oversized, malformed JSON, ...).
  */
 export function registerAuthentication(fastify: FastifyInstance, apiKeys: ApiKeysService): void {
   fastify.addHook('onRequest', async (request) => {
-    if (PUBLIC_PATHS.test(request.url)) return;
+    if (isPublicPath(request.url)) return;
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) throw new DomainError('unauthorized', 'Send an API key as "Authorization: Bearer <key>"');

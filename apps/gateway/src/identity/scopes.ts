@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { FastifyRequest } from 'fastify';
 import { DomainError } from '@licensing/shared/errors';
 import { ApiKeyScope } from './api-key.entity';
+import { isPublicPath } from './authenticate.hook';
 
 const ALLOWED_SCOPES = 'allowed_scopes';
 
@@ -17,7 +18,10 @@ export class ScopesGuard implements CanActivate {
   constructor(private readonly reflector: Reflector) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const auth = context.switchToHttp().getRequest<FastifyRequest>().auth;
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    // The Kubernetes probes (/healthz, /readyz) are Nest routes that authentication skips on purpose.
+    if (isPublicPath(request.url)) return true;
+    const auth = request.auth;
     if (!auth) throw new DomainError('unauthorized', 'A valid API key is required');
     if (auth.scopes.includes('admin')) return true;
     const allowed =

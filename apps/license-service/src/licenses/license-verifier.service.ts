@@ -8,9 +8,11 @@ import {
   DecodedJws,
   InvalidKeyError,
   LicenseClaims,
+  UnsupportedKeyError,
   MalformedJwsError,
   decodeJws,
   jwsFromBlob,
+  keyAlgorithmOf,
   parsePublicKey,
   readLicenseClaims,
   timeProblems,
@@ -20,7 +22,7 @@ import { DomainError } from '@licensing/shared/errors';
 import { CatalogService } from '../catalog/catalog.service';
 import { SigningKeysService } from '../signing/signing-keys.service';
 import { LicenseEntity } from './license.entity';
-import { effectiveStatus } from './license-status';
+import { effectiveStatus } from '@licensing/contracts';
 
 const MESSAGES: Record<VerifyErrorCode, string> = {
   malformed: 'The license is not a signed license file',
@@ -95,8 +97,11 @@ export class LicenseVerifier {
     let key: KeyObject;
     try {
       key = parsePublicKey(pem);
+      // A readable key of a type licenses are never signed with (P-384, RSA < 2048, X25519, ...)
+      // is the caller's mistake too, not a 500 from verifyJwsSignature later on.
+      keyAlgorithmOf(key);
     } catch (error) {
-      if (error instanceof InvalidKeyError) {
+      if (error instanceof InvalidKeyError || error instanceof UnsupportedKeyError) {
         throw DomainError.validation([{ field: 'public_key', message: 'public_key must be a PEM (SPKI) public key' }]);
       }
       throw error;
