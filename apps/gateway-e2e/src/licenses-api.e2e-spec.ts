@@ -107,6 +107,14 @@ describe('licenses API through the gateway', () => {
       expect((await org.api.get(`/api/v1/licenses/${license.id}`)).body.valid_until).toBeNull();
     });
 
+    it('features given, even an empty list, replace the product default features', async () => {
+      const { product } = await productWithKeyPair(org.api, { default_features: ['pro'] });
+      expect((await createLicense(org.api, { product_id: product.id, features: [] })).features).toEqual([]);
+      const custom = await createLicense(org.api, { product_id: product.id, features: ['export', 'cloud'] });
+      expect(custom.features).toEqual(['export', 'cloud']);
+      expect(decodeBlob(custom.license_blob).claims.features).toEqual(['export', 'cloud']);
+    });
+
     it('valid_days overrides the product default', async () => {
       const { product } = await productWithKeyPair(org.api, { default_valid_days: 365 });
       const license = await createLicense(org.api, { product_id: product.id, valid_days: 7 });

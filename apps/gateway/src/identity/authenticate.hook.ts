@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import { DomainError } from '@licensing/shared/errors';
 import { ApiKeysService } from './api-keys.service';
 
-const PUBLIC_PATHS = /^\/(healthz|readyz|openapi\.json|docs)(\/|$|\?)/;
+const PUBLIC_PATHS = /^\/(healthz|readyz|openapi\.(json|yaml)|docs)(\/|$|\?)/;
 
 /** Paths served without an API key (probes, OpenAPI, docs). ScopesGuard lets the same paths through. */
 export const isPublicPath = (url: string): boolean => PUBLIC_PATHS.test(url);
