@@ -1,6 +1,9 @@
 // `npm test` runs every project's tests in one jest run; each project keeps its own jest.config.js
 // so that `npx nx test <project>` runs one of them alone.
 module.exports = {
+  // Global options (not per project): integration and end-to-end tests boot real services.
+  testTimeout: 30_000,
+  globalSetup: '<rootDir>/tools/jest-global-setup.js',
   projects: [
     '<rootDir>/apps/*/jest.config.js',
     '<rootDir>/libs/*/jest.config.js',

@@ -32,6 +32,7 @@ module.exports = {
   // Integration and end-to-end tests boot real services against PostgreSQL and NATS.
   testTimeout: 30_000,
   moduleNameMapper,
+  setupFilesAfterEnv: [path.join(__dirname, 'libs/shared/testing/src/jest-setup.ts')],
   transform: {
     '^.+\\.ts$': swc('typescript'),
     '^.+\\.js$': swc('ecmascript'),

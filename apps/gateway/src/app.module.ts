@@ -3,6 +3,8 @@ import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { createValidationPipe } from '@licensing/shared/errors';
 import { DatabaseModule } from '@licensing/shared/database';
 import { BusModule } from '@licensing/shared/messaging';
+import { ActivationsController } from './activations/activations.controller';
+import { AnalyticsController, LicenseUsageController } from './analytics/analytics.controller';
 import { GATEWAY_CONFIG, GatewayConfig } from './config';
 import { ProblemFilter } from './http/problem.filter';
 import { RequestContextInterceptor } from './http/request-context.interceptor';
@@ -13,6 +15,7 @@ import { KeyPairsController } from './key-pairs/key-pairs.controller';
 import { LicensesController } from './licenses/licenses.controller';
 import { GATEWAY_MIGRATIONS } from './migrations';
 import { ProductsController } from './products/products.controller';
+import { RevocationController } from './revocation/revocation.controller';
 
 export const GATEWAY_SCHEMA = 'identity';
 export const GATEWAY_ENTITIES = [OrganizationEntity, ApiKeyEntity];
@@ -39,7 +42,15 @@ export class GatewayModule {
         }),
         IdentityModule,
       ],
-      controllers: [ProductsController, LicensesController, KeyPairsController],
+      controllers: [
+        ProductsController,
+        LicensesController,
+        KeyPairsController,
+        RevocationController,
+        ActivationsController,
+        AnalyticsController,
+        LicenseUsageController,
+      ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: APP_PIPE, useFactory: createValidationPipe },

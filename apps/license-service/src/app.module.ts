@@ -1,8 +1,12 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { DatabaseModule } from '@licensing/shared/database';
+import { EventsModule, OutboxEventEntity } from '@licensing/shared/events';
+import { BusModule } from '@licensing/shared/messaging';
+import { ActivationEntity } from './activations/activation.entity';
+import { ActivationsModule } from './activations/activations.module';
 import { CatalogProductEntity } from './catalog/catalog-product.entity';
 import { CatalogModule } from './catalog/catalog.module';
-import { LicenseServiceConfig } from './config';
+import { LICENSE_SERVICE_CONFIG, LicenseServiceConfig } from './config';
 import { KeyPairEntity } from './key-pairs/key-pair.entity';
 import { KeyPairsModule } from './key-pairs/key-pairs.module';
 import { LicenseEntity } from './licenses/license.entity';
@@ -11,13 +15,16 @@ import { LICENSE_MIGRATIONS } from './migrations';
 import { SigningModule } from './signing/signing.module';
 
 export const LICENSE_SCHEMA = 'license';
-export const LICENSE_ENTITIES = [KeyPairEntity, CatalogProductEntity, LicenseEntity];
+export const LICENSE_ENTITIES = [KeyPairEntity, CatalogProductEntity, LicenseEntity, ActivationEntity, OutboxEventEntity];
 
 @Module({})
 export class LicenseServiceModule {
   static forRoot(config: LicenseServiceConfig): DynamicModule {
     return {
       module: LicenseServiceModule,
+      global: true,
+      providers: [{ provide: LICENSE_SERVICE_CONFIG, useValue: config }],
+      exports: [LICENSE_SERVICE_CONFIG],
       imports: [
         DatabaseModule.forRoot({
           url: config.DATABASE_URL,
@@ -26,10 +33,18 @@ export class LicenseServiceModule {
           migrations: LICENSE_MIGRATIONS,
           poolSize: config.DATABASE_POOL_SIZE,
         }),
+        BusModule.forRoot({
+          natsUrl: config.NATS_URL,
+          namespace: config.BUS_NAMESPACE,
+          timeoutMs: config.BUS_TIMEOUT_MS,
+          name: 'license-service',
+        }),
+        EventsModule,
         SigningModule.forRoot(config.SIGNING_MASTER_KEYS),
         CatalogModule,
         KeyPairsModule,
         LicensesModule,
+        ActivationsModule,
       ],
     };
   }

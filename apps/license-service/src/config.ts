@@ -9,6 +9,16 @@ export const licenseServiceEnv = {
   ...databaseEnv,
   HOST: env.string({ default: '127.0.0.1', production: '0.0.0.0', description: 'Interface for the health endpoints' }),
   HEALTH_PORT: env.int({ default: 3102, min: 0, max: 65535, description: 'Port of /healthz and /readyz' }),
+  LICENSE_EXPIRY_SWEEP_MS: env.int({
+    default: 30_000,
+    min: 50,
+    description: 'How often overdue active licenses are marked expired (license.expired); one replica at a time',
+  }),
+  ACTIVATION_SWEEP_MS: env.int({
+    default: 1_000,
+    min: 50,
+    description: 'How often activations past their heartbeat deadline are removed (activation.expired)',
+  }),
   SIGNING_MASTER_KEYS: env.string({
     default: DEVELOPMENT_MASTER_KEY,
     production: null,
@@ -21,3 +31,6 @@ export type LicenseServiceConfig = ConfigOf<typeof licenseServiceEnv>;
 
 export const loadLicenseServiceConfig = (source?: Record<string, string | undefined>): LicenseServiceConfig =>
   loadConfig(licenseServiceEnv, source);
+
+/** Injection token for the license service's typed configuration. */
+export const LICENSE_SERVICE_CONFIG = Symbol('LicenseServiceConfig');

@@ -3,24 +3,38 @@ import { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Subjects } from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
-import { BusTestClient, testEnv, uniqueNamespace } from '@licensing/shared/testing';
+import { BusTestClient, deleteNamespaceStreams, EventRecorder, ScriptedPeer, testEnv, uniqueNamespace } from '@licensing/shared/testing';
 import { startLicenseService } from './app';
 import { loadLicenseServiceConfig } from './config';
+import { LicenseExpirySweeper } from './licenses/license-expiry.sweeper';
 
 /** The license service alone on the real PostgreSQL and NATS, driven over the bus as the gateway does. */
 describe('license service', () => {
   const namespace = uniqueNamespace();
   let app: INestApplication;
   let bus: BusTestClient;
+  let revocationCache: ScriptedPeer;
+  let recorder: EventRecorder;
+  const cached: unknown[] = [];
 
   beforeAll(async () => {
-    app = await startLicenseService(loadLicenseServiceConfig(testEnv(namespace)));
+    // The revocation service's side of the write-through, scripted: the test sees what is written.
+    revocationCache = (await ScriptedPeer.connect(namespace)).on(Subjects.revocation.put, ({ statuses }) => {
+      cached.push(...statuses);
+      return { response: { ok: true } };
+    });
+    // A sweep interval longer than the test: the test runs the sweeps itself.
+    app = await startLicenseService(loadLicenseServiceConfig(testEnv(namespace, { LICENSE_EXPIRY_SWEEP_MS: '3600000' })));
     bus = await BusTestClient.connect(namespace);
+    recorder = await EventRecorder.start(namespace);
   });
 
   afterAll(async () => {
+    await recorder.stop();
     await bus.close();
     await app.close();
+    await deleteNamespaceStreams(namespace);
+    await revocationCache.close();
   });
 
   async function catalogProduct(orgId: string, keyPairId: string | null) {
@@ -118,5 +132,51 @@ describe('license service', () => {
     expect(days).toBe(30);
     const verified = await org.send(Subjects.license.verify, { license_blob: license.license_blob, product_id: product.id });
     expect(verified).toMatchObject({ valid: true, errors: [] });
+  });
+
+  it('the expiry sweep stores what reads already report, once, with one license.expired per license', async () => {
+    const orgId = randomUUID();
+    const org = bus.as(orgId);
+    const keyPair = await org.send(Subjects.keyPair.create, {});
+    const product = await catalogProduct(orgId, keyPair.id);
+    const licenses = await Promise.all(
+      Array.from({ length: 3 }, () => org.send(Subjects.license.create, { product_id: product.id })),
+    );
+    for (const license of licenses) {
+      await org.send(Subjects.license.update, { id: license.id, changes: { valid_until: license.valid_from } });
+    }
+    const storedStatus = async () =>
+      (
+        await app
+          .get(DataSource)
+          .query('SELECT status FROM license.licenses WHERE id = ANY($1)', [licenses.map((l: { id: string }) => l.id)])
+      ).map((row: { status: string }) => row.status);
+    expect(await storedStatus()).toEqual(['active', 'active', 'active']);
+    expect((await org.send(Subjects.license.get, { id: licenses[0].id })).status).toBe('expired');
+
+    // Two replicas' sweeps at once: the advisory lock lets one do the work.
+    const sweeper = app.get(LicenseExpirySweeper);
+    const handled = await Promise.all([sweeper.run(), sweeper.run()]);
+    expect(handled.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(3);
+    expect(await storedStatus()).toEqual(['expired', 'expired', 'expired']);
+    await sweeper.run();
+    for (const license of licenses) {
+      await recorder.waitFor('license.expired', (e) => e.data.id === license.id);
+    }
+    const expiredEvents = recorder.of('license.expired', (e) => licenses.some((l: { id: string }) => l.id === e.data.id));
+    expect(expiredEvents).toHaveLength(3);
+    expect(expiredEvents.every((e) => e.data.status === 'expired' && e.org_id === orgId)).toBe(true);
+  });
+
+  it('writes every revocation and status change through to the revocation cache before answering', async () => {
+    const orgId = randomUUID();
+    const org = bus.as(orgId);
+    const keyPair = await org.send(Subjects.keyPair.create, {});
+    const product = await catalogProduct(orgId, keyPair.id);
+    const license = await org.send(Subjects.license.create, { product_id: product.id });
+    await org.send(Subjects.license.update, { id: license.id, changes: { status: 'suspended' } });
+    expect(cached).toContainEqual(expect.objectContaining({ serial: license.serial, status: 'suspended', org_id: orgId }));
+    await org.send(Subjects.license.revoke, { id: license.id });
+    expect(cached).toContainEqual(expect.objectContaining({ serial: license.serial, status: 'revoked' }));
   });
 });

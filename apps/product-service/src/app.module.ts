@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { DatabaseModule } from '@licensing/shared/database';
+import { EventsModule, OutboxEventEntity } from '@licensing/shared/events';
 import { BusModule } from '@licensing/shared/messaging';
 import { ProductServiceConfig } from './config';
 import { PRODUCT_MIGRATIONS } from './migrations';
@@ -7,7 +8,7 @@ import { ProductEntity } from './products/product.entity';
 import { ProductsModule } from './products/products.module';
 
 export const PRODUCT_SCHEMA = 'product';
-export const PRODUCT_ENTITIES = [ProductEntity];
+export const PRODUCT_ENTITIES = [ProductEntity, OutboxEventEntity];
 
 @Module({})
 export class ProductServiceModule {
@@ -28,6 +29,7 @@ export class ProductServiceModule {
           timeoutMs: config.BUS_TIMEOUT_MS,
           name: 'product-service',
         }),
+        EventsModule,
         ProductsModule,
       ],
     };

@@ -3,7 +3,7 @@ import { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Subjects } from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
-import { BusTestClient, ScriptedPeer, testEnv, uniqueNamespace } from '@licensing/shared/testing';
+import { BusTestClient, deleteNamespaceStreams, ScriptedPeer, testEnv, uniqueNamespace } from '@licensing/shared/testing';
 import { startProductService } from './app';
 import { loadProductServiceConfig } from './config';
 
@@ -40,6 +40,7 @@ describe('product service', () => {
   afterAll(async () => {
     await bus.close();
     await app.close();
+    await deleteNamespaceStreams(namespace);
     await peer.close();
   });
 

@@ -11,4 +11,7 @@ export * from './licenses/license-status';
 export * from './events/events';
 export * from './revocation/revocation.dto';
 export * from './revocation/serial-status.dto';
+export * from './revocation/serial-status-put.dto';
 export * from './analytics/analytics.dto';
+export * from './activations/activation.dto';
+export * from './activations/components.validator';

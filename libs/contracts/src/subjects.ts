@@ -16,6 +16,8 @@ export const Subjects = {
     get: 'license.get.v1',
     revoke: 'license.revoke.v1',
     verify: 'license.verify.v1',
+    update: 'license.update.v1',
+    validate: 'license.validate.v1',
     /** Stored status of up to 100 serials: the revocation cache's source on a miss. */
     statuses: 'license.statuses.v1',
   },
@@ -30,6 +32,12 @@ export const Subjects = {
     upsert: 'license.catalog.upsert.v1',
     retire: 'license.catalog.retire.v1',
     publicKey: 'license.catalog.public-key.v1',
+  },
+  activation: {
+    create: 'activation.create.v1',
+    list: 'activation.list.v1',
+    delete: 'activation.delete.v1',
+    heartbeat: 'activation.heartbeat.v1',
   },
   revocation: {
     check: 'revocation.check.v1',

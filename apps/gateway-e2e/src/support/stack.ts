@@ -1,4 +1,6 @@
 import { INestApplication } from '@nestjs/common';
+import { startAnalyticsService } from '../../../analytics-service/src/app';
+import { loadAnalyticsServiceConfig } from '../../../analytics-service/src/config';
 import { startGateway } from '../../../gateway/src/app';
 import { loadGatewayConfig } from '../../../gateway/src/config';
 import { OrganizationsService } from '../../../gateway/src/identity/organizations.service';
@@ -6,7 +8,9 @@ import { startLicenseService } from '../../../license-service/src/app';
 import { loadLicenseServiceConfig } from '../../../license-service/src/config';
 import { startProductService } from '../../../product-service/src/app';
 import { loadProductServiceConfig } from '../../../product-service/src/config';
-import { ApiClient, testEnv, uniqueNamespace } from '@licensing/shared/testing';
+import { startRevocationService } from '../../../revocation-service/src/app';
+import { loadRevocationServiceConfig } from '../../../revocation-service/src/config';
+import { ApiClient, deleteNamespaceStreams, testEnv, uniqueNamespace } from '@licensing/shared/testing';
 
 export interface TestOrganization {
   id: string;
@@ -15,12 +19,21 @@ export interface TestOrganization {
   api: ApiClient;
 }
 
+export interface StackOptions {
+  /** Merged over the test environment of every service (REDIS_URL of a test's own redis-server, say). */
+  env?: Record<string, string>;
+}
+
 export interface TestStack {
   baseUrl: string;
   namespace: string;
   /** Unauthenticated. */
   anonymous: ApiClient;
   newOrganization(): Promise<TestOrganization>;
+  /** Stops one service, as a crash or a deploy would (`'analytics-service'`, say); the rest keep running. */
+  stopService(name: string): Promise<void>;
+  /** Starts a stopped service again, with the same settings. */
+  startService(name: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -28,16 +41,19 @@ export interface TestStack {
  * The whole platform in this process, as `npm start` runs it, on its own bus namespace and a
  * random port: a test speaks HTTP to the gateway exactly as a client would.
  */
-export async function startStack(): Promise<TestStack> {
+export async function startStack(options: StackOptions = {}): Promise<TestStack> {
   const namespace = uniqueNamespace();
-  const env = testEnv(namespace);
-  const services: INestApplication[] = [];
-  // Every service of the platform, as tools/services.js lists them for `npm start`.
-  const starters: Array<() => Promise<INestApplication>> = [
-    () => startProductService(loadProductServiceConfig(env)),
-    () => startLicenseService(loadLicenseServiceConfig(env)),
-  ];
-  for (const start of starters) services.push(await start());
+  const env = testEnv(namespace, options.env);
+  // Every service of the platform, as tools/services.js lists them for `npm start`, by the same names.
+  const starters: Record<string, () => Promise<INestApplication>> = {
+    'product-service': () => startProductService(loadProductServiceConfig(env)),
+    'license-service': () => startLicenseService(loadLicenseServiceConfig(env)),
+    'revocation-service': () => startRevocationService(loadRevocationServiceConfig(env)),
+    'analytics-service': () => startAnalyticsService(loadAnalyticsServiceConfig(env)),
+  };
+  /** The services running now, in start order. */
+  const services = new Map<string, INestApplication>();
+  for (const [name, start] of Object.entries(starters)) services.set(name, await start());
   const gateway = await startGateway(loadGatewayConfig(env));
   const address = gateway.getHttpServer().address();
   if (typeof address !== 'object' || address === null) throw new Error('gateway is not listening');
@@ -52,9 +68,22 @@ export async function startStack(): Promise<TestStack> {
       const created = await organizations.create(`test-${uniqueNamespace('org')}`);
       return { id: created.id, adminKey: created.adminKey.key, api: new ApiClient(baseUrl, created.adminKey.key) };
     },
+    async stopService(name) {
+      const service = services.get(name);
+      if (!service) throw new Error(`${name} is not running`);
+      services.delete(name);
+      await service.close();
+    },
+    async startService(name) {
+      const start = starters[name];
+      if (!start) throw new Error(`No service named ${name}`);
+      if (services.has(name)) throw new Error(`${name} is already running`);
+      services.set(name, await start());
+    },
     async close() {
       await gateway.close();
-      for (const service of services.reverse()) await service.close();
+      for (const service of [...services.values()].reverse()) await service.close();
+      await deleteNamespaceStreams(namespace);
     },
   };
 }

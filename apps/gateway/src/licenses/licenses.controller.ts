@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import {
@@ -8,6 +8,9 @@ import {
   ListLicensesQueryDto,
   MessageView,
   Subjects,
+  UpdateLicenseDto,
+  ValidateLicenseDto,
+  ValidationResultView,
   VerifyLicenseDto,
   VerifyResultView,
 } from '@licensing/contracts';
@@ -45,6 +48,15 @@ export class LicensesController {
     return this.bus.send(Subjects.license.verify, dto);
   }
 
+  @Post('validate')
+  @HttpCode(200)
+  @AllowScopes('client')
+  @ApiOkResponse({ type: ValidationResultView, description: 'valid is true only for code VALID' })
+  @ApiProblems()
+  validate(@Body() dto: ValidateLicenseDto): Promise<ValidationResultView> {
+    return this.bus.send(Subjects.license.validate, dto);
+  }
+
   @Get(':id')
   @AllowScopes('read')
   @ApiOkResponse({ type: LicenseView })
@@ -64,6 +76,13 @@ export class LicensesController {
       .header('content-type', 'application/octet-stream')
       .header('content-disposition', `attachment; filename="${license.serial}.lic"`);
     return Buffer.from(license.license_blob!, 'base64');
+  }
+
+  @Patch(':id')
+  @ApiOkResponse({ type: LicenseView, description: 'The changed license, signed again (new license_blob)' })
+  @ApiProblems(404, 409)
+  update(@Param('id', uuidParam) id: string, @Body() changes: UpdateLicenseDto): Promise<LicenseView> {
+    return this.bus.send(Subjects.license.update, { id, changes });
   }
 
   @Delete(':id')

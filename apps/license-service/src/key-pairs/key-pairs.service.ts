@@ -12,6 +12,7 @@ import {
 } from '@licensing/contracts';
 import { generateKeyPair } from '@licensing/license-format';
 import { isForeignKeyViolation, pageWindow } from '@licensing/shared/database';
+import { recordEvent } from '@licensing/shared/events';
 import { DomainError } from '@licensing/shared/errors';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { LicenseEntity } from '../licenses/license.entity';
@@ -55,8 +56,12 @@ export class KeyPairsService {
       masterKeyVersion: sealed.version,
       createdAt: new Date(),
     });
-    await this.dataSource.getRepository(KeyPairEntity).insert(keyPair);
-    return toKeyPairView(keyPair);
+    const view = toKeyPairView(keyPair);
+    await this.dataSource.transaction(async (manager) => {
+      await manager.insert(KeyPairEntity, keyPair);
+      await recordEvent(manager, { type: 'key_pair.created', orgId, data: view, occurredAt: keyPair.createdAt });
+    });
+    return view;
   }
 
   async list(orgId: string, query: PageQueryDto): Promise<KeyPairListView> {
@@ -93,6 +98,7 @@ export class KeyPairsService {
           throw DomainError.conflict(`Key pair ${id} signed licenses that are not revoked`);
         }
         await manager.delete(KeyPairEntity, { id });
+        await recordEvent(manager, { type: 'key_pair.deleted', orgId, data: toKeyPairView(keyPair) });
       });
     } catch (error) {
       if (isForeignKeyViolation(error)) throw DomainError.conflict(`Key pair ${id} is assigned to a product`);

@@ -9,6 +9,7 @@ import {
   SerialStatus,
   SerialStatusesRequest,
   Subjects,
+  UpdateLicenseMessage,
   VerifyLicenseDto,
   VerifyResultView,
 } from '@licensing/contracts';
@@ -38,6 +39,11 @@ export class LicensesController {
   @MessagePattern(Subjects.license.get)
   get(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<LicenseView> {
     return this.licenses.get(orgId, id);
+  }
+
+  @MessagePattern(Subjects.license.update)
+  update(@BusOrg() orgId: string, @BusData() { id, changes }: UpdateLicenseMessage): Promise<LicenseView> {
+    return this.licenses.update(orgId, id, changes);
   }
 
   @MessagePattern(Subjects.license.revoke)

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CatalogModule } from '../catalog/catalog.module';
+import { LicenseExpirySweeper } from './license-expiry.sweeper';
+import { LicenseSigner } from './license-signer.service';
 import { LicenseVerifier } from './license-verifier.service';
 import { LicensesController } from './licenses.controller';
 import { LicensesService } from './licenses.service';
@@ -8,6 +10,7 @@ import { SerialStatusesService } from './serial-statuses.service';
 @Module({
   imports: [CatalogModule],
   controllers: [LicensesController],
-  providers: [LicensesService, LicenseVerifier, SerialStatusesService],
+  providers: [LicensesService, LicenseVerifier, LicenseSigner, SerialStatusesService, LicenseExpirySweeper],
+  exports: [LicenseSigner],
 })
 export class LicensesModule {}

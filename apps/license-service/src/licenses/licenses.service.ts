@@ -8,15 +8,22 @@ import {
   LicenseView,
   ListLicensesQueryDto,
   MessageView,
+  Subjects,
+  UpdateLicenseDto,
+  effectiveStatus,
   pageOf,
 } from '@licensing/contracts';
-import { buildClaims, generateSerial, signJws } from '@licensing/license-format';
+import { generateSerial } from '@licensing/license-format';
 import { isUniqueViolation, pageWindow } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
+import { recordEvent } from '@licensing/shared/events';
+import { BusClient } from '@licensing/shared/messaging';
+import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { CatalogService } from '../catalog/catalog.service';
-import { SigningKeysService } from '../signing/signing-keys.service';
 import { LicenseEntity } from './license.entity';
+import { LicenseSigner } from './license-signer.service';
 import { toLicenseView } from './license.mapper';
+import { toSerialStatus } from './serial-statuses.service';
 
 const DAY_MS = 86_400_000;
 /** A serial carries 80 random bits; a collision is astronomically rare, but the unique index decides. */
@@ -28,7 +35,8 @@ export class LicensesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly catalog: CatalogService,
-    private readonly signingKeys: SigningKeysService,
+    private readonly signer: LicenseSigner,
+    private readonly bus: BusClient,
   ) {}
 
   async create(orgId: string, dto: CreateLicenseDto): Promise<LicenseView> {
@@ -51,9 +59,6 @@ export class LicensesService {
       if (!product.keyPairId) {
         throw new DomainError('key_pair_missing', `Product ${product.id} has no key pair assigned`);
       }
-      const privateKey = await this.signingKeys.privateKey(orgId, product.keyPairId, manager);
-      if (!privateKey) throw new DomainError('key_pair_missing', `Product ${product.id} has no usable key pair`);
-
       const licenseType = dto.license_type ?? 'subscription';
       if (licenseType === 'node_locked' && dto.max_seats !== undefined && dto.max_seats !== 1) {
         throw DomainError.validation([{ field: 'max_seats', message: 'a node_locked license has exactly one seat' }]);
@@ -79,24 +84,14 @@ export class LicensesService {
         updatedAt: now,
         revokedAt: null,
       });
-      const claims = buildClaims({
-        licenseId: license.id,
-        serial: license.serial,
-        orgId,
-        productId: product.id,
-        productCode: product.code,
-        licenseType,
-        customerId: license.customerId,
-        customerEmail: license.customerEmail,
-        features: license.features,
-        maxSeats: license.maxSeats,
-        hardwareBinding: license.hardwareBinding,
-        validFrom: license.validFrom,
-        validUntil: license.validUntil,
-        issuedAt: now,
-      });
-      license.jws = signJws(claims, { kid: product.keyPairId, privateKey });
+      await this.signer.sign(manager, license, product, now);
       await manager.insert(LicenseEntity, license);
+      await recordEvent(manager, {
+        type: 'license.created',
+        orgId,
+        data: toLicenseView(license, product, { withBlob: false }),
+        occurredAt: now,
+      });
       return toLicenseView(license, product, { withBlob: true });
     });
   }
@@ -149,19 +144,109 @@ export class LicensesService {
     return toLicenseView(license, license.product!, { withBlob: true });
   }
 
-  /** Permanent. Revoking again is a success that keeps the first `revoked_at`, so clients can retry. */
+  /**
+   * PATCH: the changed license is signed again, its events recorded with the change, and its new
+   * status written through to the revocation cache before this answers.
+   */
+  async update(orgId: string, id: string, changes: UpdateLicenseDto): Promise<LicenseView> {
+    const { license, product } = await this.dataSource.transaction(async (manager) => {
+      const license = await manager.findOne(LicenseEntity, { where: { id, orgId }, lock: { mode: 'pessimistic_write' } });
+      if (!license) throw DomainError.notFound('License', id);
+      if (license.status === 'revoked') throw DomainError.conflict(`License ${id} is revoked and cannot change`);
+      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
+      const now = new Date();
+      const statusBefore = license.status;
+      applyChanges(license, changes, now);
+      license.updatedAt = now;
+      await this.signer.sign(manager, license, product, now);
+      await manager.save(license);
+
+      const data = toLicenseView(license, product, { withBlob: false });
+      const event = (type: 'license.updated' | 'license.suspended' | 'license.reinstated') =>
+        recordEvent(manager, { type, orgId, data, occurredAt: now });
+      if (statusBefore !== 'suspended' && license.status === 'suspended') await event('license.suspended');
+      if (statusBefore === 'suspended' && license.status !== 'suspended') await event('license.reinstated');
+      const fieldsChanged = Object.entries(changes).some(([field, value]) => field !== 'status' && value !== undefined);
+      if (fieldsChanged) await event('license.updated');
+      return { license, product };
+    });
+    await this.writeThrough(license);
+    return toLicenseView(license, product, { withBlob: true });
+  }
+
+  /**
+   * Permanent. Revoking again is a success that keeps the first `revoked_at`, so clients can retry.
+   * The new status is written through to the revocation cache before this answers: once DELETE has
+   * returned, every check-revocation and sync sees it. If the cache cannot be reached the
+   * revocation stands (and its event will reach the cache), but the caller gets a 503 and retries.
+   */
   async revoke(orgId: string, id: string): Promise<MessageView> {
-    const now = new Date();
-    const result = await this.dataSource
-      .getRepository(LicenseEntity)
-      .createQueryBuilder()
-      .update()
-      .set({ status: 'revoked', revokedAt: now, updatedAt: now })
-      .where(`id = :id AND org_id = :orgId AND status <> 'revoked'`, { id, orgId })
-      .execute();
-    if (!result.affected && !(await this.dataSource.getRepository(LicenseEntity).existsBy({ id, orgId }))) {
-      throw DomainError.notFound('License', id);
-    }
+    const license = await this.dataSource.transaction(async (manager) => {
+      const found = await manager.findOne(LicenseEntity, {
+        where: { id, orgId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!found) throw DomainError.notFound('License', id);
+      if (found.status === 'revoked') return found;
+      const now = new Date();
+      Object.assign(found, { status: 'revoked', revokedAt: now, updatedAt: now });
+      await manager.update(LicenseEntity, { id }, { status: 'revoked', revokedAt: now, updatedAt: now });
+      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: found.productId });
+      await recordEvent(manager, {
+        type: 'license.revoked',
+        orgId,
+        data: toLicenseView(found, product, { withBlob: false }),
+        occurredAt: now,
+      });
+      return found;
+    });
+    await this.writeThrough(license);
     return { message: `License ${id} revoked` };
+  }
+
+  private async writeThrough(license: LicenseEntity): Promise<void> {
+    try {
+      await this.bus.send(Subjects.revocation.put, { statuses: [toSerialStatus(license)] });
+    } catch {
+      throw new DomainError(
+        'unavailable',
+        'The change is recorded but revocation checks do not show it yet; retry the request',
+      );
+    }
+  }
+}
+
+/** The rules of API.md §6 for PATCH, applied to a locked, non-revoked license. */
+function applyChanges(license: LicenseEntity, changes: UpdateLicenseDto, now: Date): void {
+  if (changes.customer_id !== undefined) license.customerId = changes.customer_id;
+  if (changes.customer_email !== undefined) license.customerEmail = changes.customer_email;
+  if (changes.features !== undefined) license.features = changes.features;
+  if (changes.hardware_binding !== undefined) {
+    license.hardwareBinding = changes.hardware_binding ? { fingerprint: changes.hardware_binding.fingerprint } : null;
+  }
+  if (changes.max_seats !== undefined) {
+    if (license.licenseType === 'node_locked' && changes.max_seats !== 1) {
+      throw DomainError.validation([{ field: 'max_seats', message: 'a node_locked license has exactly one seat' }]);
+    }
+    license.maxSeats = changes.max_seats;
+  }
+  if (changes.valid_until !== undefined) {
+    const validUntil = changes.valid_until === null ? null : new Date(changes.valid_until);
+    if (validUntil && validUntil.getTime() < license.validFrom.getTime()) {
+      throw DomainError.validation([{ field: 'valid_until', message: 'valid_until must not be before valid_from' }]);
+    }
+    license.validUntil = validUntil;
+    // Moving the end of validity into the future makes an expired license active again.
+    if (license.status === 'expired' && (validUntil === null || validUntil.getTime() > now.getTime())) {
+      license.status = 'active';
+    }
+  }
+  if (changes.status !== undefined) {
+    // Judged by the effective status: an overdue license is expired even before the sweep says so.
+    const current = effectiveStatus(license, now);
+    if (current === 'expired') {
+      throw DomainError.conflict(`License ${license.id} has expired; extend valid_until to change its status`);
+    }
+    license.status = changes.status;
   }
 }

@@ -1,4 +1,6 @@
 import { CreateLicensing1795375637788 } from './1795375637788-CreateLicensing';
+import { AddOutbox1795376756137 } from './1795376756137-AddOutbox';
+import { CreateActivations1795376901819 } from './1795376901819-CreateActivations';
 
 /** In order of application; the timestamp in each name is when it was generated. */
-export const LICENSE_MIGRATIONS = [CreateLicensing1795375637788];
+export const LICENSE_MIGRATIONS = [CreateLicensing1795375637788, AddOutbox1795376756137, CreateActivations1795376901819];

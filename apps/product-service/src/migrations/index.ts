@@ -1,4 +1,5 @@
 import { CreateProducts1795375480711 } from './1795375480711-CreateProducts';
+import { AddOutbox1795376755138 } from './1795376755138-AddOutbox';
 
 /** In order of application; the timestamp in each name is when it was generated. */
-export const PRODUCT_MIGRATIONS = [CreateProducts1795375480711];
+export const PRODUCT_MIGRATIONS = [CreateProducts1795375480711, AddOutbox1795376755138];

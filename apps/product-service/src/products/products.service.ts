@@ -14,6 +14,7 @@ import {
 } from '@licensing/contracts';
 import { isUniqueViolation, pageWindow } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
+import { recordEvent } from '@licensing/shared/events';
 import { BusClient } from '@licensing/shared/messaging';
 import { ProductEntity } from './product.entity';
 import { toCatalogProduct, toProductView } from './product.mapper';
@@ -21,7 +22,7 @@ import { toCatalogProduct, toProductView } from './product.mapper';
 /**
  * Products of an organization. Every change is mirrored into the license service's catalog inside
  * the same transaction: if the license service refuses (an unknown key pair, a product that still
- * has licenses) the change rolls back here too.
+ * has licenses) the change rolls back here too, and so does its event.
  */
 @Injectable()
 export class ProductsService {
@@ -49,6 +50,7 @@ export class ProductsService {
     try {
       await this.dataSource.transaction(async (manager) => {
         await manager.insert(ProductEntity, product);
+        await recordEvent(manager, { type: 'product.created', orgId, data: toProductView(product), occurredAt: now });
         await this.bus.send(Subjects.catalog.upsert, toCatalogProduct(product));
       });
     } catch (error) {
@@ -91,8 +93,10 @@ export class ProductsService {
       }
       product.updatedAt = new Date();
       await manager.save(product);
+      const view = toProductView(product);
+      await recordEvent(manager, { type: 'product.updated', orgId, data: view, occurredAt: product.updatedAt });
       await this.bus.send(Subjects.catalog.upsert, toCatalogProduct(product));
-      return toProductView(product);
+      return view;
     });
   }
 
@@ -105,6 +109,7 @@ export class ProductsService {
       const product = await this.lock(manager, orgId, id);
       await this.bus.send(Subjects.catalog.retire, { id: product.id });
       await manager.delete(ProductEntity, { id: product.id, orgId });
+      await recordEvent(manager, { type: 'product.deleted', orgId, data: toProductView(product) });
     });
     return { message: `Product ${id} deleted` };
   }

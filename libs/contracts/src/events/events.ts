@@ -40,6 +40,9 @@ export function eventSubject(orgId: string, type: EventType): string {
   return `licensing.events.${orgId}.${type}`;
 }
 
+/** Every license event of every organization: the filter of a consumer that mirrors license state. */
+export const LICENSE_EVENTS_FILTER = 'licensing.events.*.license.>';
+
 export function syncReportSubject(orgId: string): string {
   return `licensing.sync-reports.${orgId}`;
 }

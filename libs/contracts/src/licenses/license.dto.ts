@@ -5,6 +5,7 @@ import {
   IsArray,
   IsEmail,
   IsIn,
+  IsDateString,
   IsInt,
   IsObject,
   IsString,
@@ -190,3 +191,80 @@ export class VerifyResultView {
   @ApiProperty({ type: VerifiedLicenseSummaryView, nullable: true }) license!: VerifiedLicenseSummaryView | null;
   @ApiProperty({ type: [VerifyErrorView] }) errors!: VerifyErrorView[];
 }
+
+export const PATCHABLE_STATUSES = ['active', 'suspended'] as const;
+
+/**
+ * PATCH: any subset of these. `null` clears customer_id, customer_email and hardware_binding, and
+ * makes valid_until perpetual. `status` moves only between active and suspended.
+ */
+export class UpdateLicenseDto {
+  @ApiPropertyOptional({ maxLength: 255, nullable: true })
+  @Nullable()
+  @IsString()
+  @Length(1, 255)
+  customer_id?: string | null;
+
+  @ApiPropertyOptional({ format: 'email', maxLength: 320, nullable: true })
+  @Nullable()
+  @IsEmail()
+  @MaxLength(320)
+  customer_email?: string | null;
+
+  @ApiPropertyOptional({ type: [String] })
+  @Optional()
+  @IsArray()
+  @ArrayMaxSize(MAX_FEATURES)
+  @IsString({ each: true })
+  @Length(1, 100, { each: true })
+  features?: string[];
+
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_SEATS })
+  @Optional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_SEATS)
+  max_seats?: number;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    nullable: true,
+    description: 'null: perpetual. In the past: the license is expired. Never before valid_from.',
+  })
+  @Nullable()
+  @IsDateString({ strict: true })
+  valid_until?: string | null;
+
+  @ApiPropertyOptional({ type: HardwareBindingDto, nullable: true })
+  @Nullable()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => HardwareBindingDto)
+  hardware_binding?: HardwareBindingDto | null;
+
+  @ApiPropertyOptional({ enum: PATCHABLE_STATUSES })
+  @Optional()
+  @IsIn(PATCHABLE_STATUSES, { message: 'status can only be set to active or suspended' })
+  status?: (typeof PATCHABLE_STATUSES)[number];
+}
+
+export class UpdateLicenseMessage {
+  @IsUUID('all') id!: string;
+
+  @ValidateNested()
+  @Type(() => UpdateLicenseDto)
+  changes!: UpdateLicenseDto;
+}
+
+export const VALIDATION_CODES = [
+  'VALID',
+  'NOT_FOUND',
+  'REVOKED',
+  'SUSPENDED',
+  'EXPIRED',
+  'FINGERPRINT_MISMATCH',
+  'NO_ACTIVATION',
+  'HEARTBEAT_DEAD',
+  'COMPONENTS_MISMATCH',
+] as const;
+export type ValidationCode = (typeof VALIDATION_CODES)[number];

@@ -5,3 +5,4 @@ export * from './pagination';
 export * from './schema-drift';
 export * from './health.controller';
 export * from './database.module';
+export * from './exclusive-job';

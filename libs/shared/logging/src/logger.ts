@@ -24,7 +24,8 @@ export class NestPinoLogger implements LoggerService {
     this.write('info', message, context);
   }
   error(message: unknown, trace?: string, context?: string): void {
-    this.logger.error({ context, trace }, String(message));
+    if (typeof message === 'object' && message !== null) this.logger.error({ context, trace, ...message });
+    else this.logger.error({ context, trace }, String(message));
   }
   warn(message: unknown, context?: string): void {
     this.write('warn', message, context);

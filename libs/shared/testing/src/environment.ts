@@ -2,19 +2,26 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * Tests run against the machine's real PostgreSQL, Redis and NATS, next to a running `npm start`
- * stack without touching it: their own database, and a bus namespace of their own per test file.
+ * stack without touching it, and next to each other: every test file has a database of its own
+ * (jest gives each file its own module registry, so this module is evaluated once per file), and
+ * every service stack a bus namespace of its own (NATS subjects, JetStream streams, Redis keys).
+ * Without the per-file database, one file's outbox relay and sweepers would publish another
+ * file's events into the wrong namespace.
  */
-export const TEST_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/licensing_test';
-
 export function uniqueNamespace(prefix = 't'): string {
   return `${prefix}${randomBytes(5).toString('hex')}`;
 }
 
-/** The environment a service under test is configured from: no fixed ports, quiet logs. */
+export const TEST_DATABASE_PREFIX = 'licensing_test_';
+export const TEST_DATABASE_NAME = `${TEST_DATABASE_PREFIX}${uniqueNamespace('f')}`;
+export const TEST_DATABASE_URL = `postgres://postgres@127.0.0.1:5432/${TEST_DATABASE_NAME}`;
+
+/** The environment a service under test is configured from: this file's database, no fixed ports, quiet logs. */
 export function testEnv(namespace: string, overrides: Record<string, string> = {}): Record<string, string> {
   return {
     NODE_ENV: 'test',
     DATABASE_URL: TEST_DATABASE_URL,
+    DATABASE_POOL_SIZE: '5',
     BUS_NAMESPACE: namespace,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     HOST: '127.0.0.1',

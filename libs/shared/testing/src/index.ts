@@ -4,3 +4,5 @@ export * from './wait-for';
 export * from './http-client';
 export * from './jose';
 export * from './bus';
+export * from './event-recorder';
+export * from './cleanup';

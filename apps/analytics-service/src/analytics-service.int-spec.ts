@@ -1,0 +1,437 @@
+import { randomUUID } from 'node:crypto';
+import { INestApplication } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Streams, Subjects, SyncReportRecord, syncReportSubject } from '@licensing/contracts';
+import { pendingSchemaChanges } from '@licensing/shared/database';
+import { BusClient, streamName } from '@licensing/shared/messaging';
+import { BusTestClient, ScriptedPeer, testEnv, uniqueNamespace, waitFor } from '@licensing/shared/testing';
+import { startAnalyticsService } from './app';
+import { loadAnalyticsServiceConfig } from './config';
+import { SYNC_REPORT_CONSUMER } from './reports/sync-report.consumer';
+
+/**
+ * The analytics service alone, on the real PostgreSQL and NATS: the test publishes sync reports to
+ * the stream as the revocation service would, and plays the license service for license lookups.
+ */
+describe('analytics service', () => {
+  const namespace = uniqueNamespace();
+  const env = testEnv(namespace, { ANALYTICS_BATCH_SIZE: '25' });
+  let app: INestApplication;
+  let bus: BusTestClient;
+  let publisher: BusClient;
+  let peer: ScriptedPeer;
+  /** Licenses the scripted license service knows; any other id is a 404, as for another organization's. */
+  const knownLicenses = new Set<string>();
+
+  const report = (orgId: string, fields: Partial<SyncReportRecord> = {}): SyncReportRecord => ({
+    report_id: randomUUID(),
+    org_id: orgId,
+    license_id: randomUUID(),
+    product_id: randomUUID(),
+    serial: 'LIC-EDITOR-7K3F9QX2M4W8T1ZC',
+    hardware_fingerprint: null,
+    app_version: null,
+    features_used: [],
+    seats_in_use: null,
+    status: 'ok',
+    received_at: new Date().toISOString(),
+    ...fields,
+  });
+
+  const publish = (record: SyncReportRecord, messageId = record.report_id): Promise<void> =>
+    publisher.publishDurable(syncReportSubject(record.org_id), JSON.stringify(record), messageId);
+
+  /** Everything published so far has been delivered and acknowledged (stored, or refused for good). */
+  async function drained(): Promise<void> {
+    const manager = await publisher.connection().jetstreamManager();
+    const stream = streamName(namespace, Streams.syncReports.name);
+    await waitFor(
+      async () => {
+        const info = await manager.consumers.info(stream, SYNC_REPORT_CONSUMER);
+        return info.num_pending === 0 && info.num_ack_pending === 0;
+      },
+      { what: 'the sync-report consumer to catch up' },
+    );
+  }
+
+  const day = { from: '2026-03-01T00:00:00.000Z', to: '2026-03-03T00:00:00.000Z' };
+
+  beforeAll(async () => {
+    peer = (await ScriptedPeer.connect(namespace)).on(Subjects.license.get, ({ id }: { id: string }) =>
+      knownLicenses.has(id)
+        ? { response: { id } }
+        : { err: { code: 'not_found', status: 404, message: `License ${id} does not exist` } },
+    );
+    app = await startAnalyticsService(loadAnalyticsServiceConfig(env));
+    bus = await BusTestClient.connect(namespace);
+    publisher = new BusClient({
+      natsUrl: 'nats://127.0.0.1:4222',
+      namespace,
+      timeoutMs: 10_000,
+      name: 'test-publisher',
+    });
+    await publisher.connect();
+  });
+
+  afterAll(async () => {
+    await app.close();
+    const manager = await publisher.connection().jetstreamManager();
+    await manager.streams.delete(streamName(namespace, Streams.syncReports.name)).catch(() => undefined);
+    await publisher.onApplicationShutdown();
+    await bus.close();
+    await peer.close();
+  });
+
+  it('leaves no difference between its entities and its migrations', async () => {
+    expect(await pendingSchemaChanges(app.get(DataSource))).toEqual([]);
+  });
+
+  it('counts every report exactly once, however many times it reaches the stream or the consumer', async () => {
+    const orgId = randomUUID();
+    const org = bus.as(orgId);
+    const at = (i: number) => new Date(Date.parse('2026-04-01T12:00:00.000Z') + i * 1000).toISOString();
+    const twice = report(orgId, { received_at: at(0) });
+    // Same Nats-Msg-Id: JetStream drops the copy. Another id: the copy reaches the consumer, and
+    // only the primary key on report_id keeps it from counting twice.
+    await publish(twice);
+    await publish(twice);
+    await publish(twice, randomUUID());
+    const n = 60;
+    for (let i = 1; i < n; i += 1) await publish(report(orgId, { received_at: at(i) }));
+
+    const range = { from: '2026-04-01T00:00:00.000Z', to: '2026-04-02T00:00:00.000Z' };
+    await waitFor(async () => (await org.send(Subjects.analytics.usage, range)).buckets[0]?.syncs >= n, {
+      what: `${n} syncs`,
+    });
+    await drained();
+    expect(await org.send(Subjects.analytics.usage, range)).toEqual({
+      interval: 'day',
+      buckets: [
+        {
+          bucket: '2026-04-01T00:00:00.000Z',
+          syncs: n,
+          licenses: n,
+          fingerprints: 0,
+          peak_seats_in_use: null,
+        },
+      ],
+      total: 1,
+    });
+  });
+
+  describe('queries over hand-made reports', () => {
+    const orgId = randomUUID();
+    const productA = randomUUID();
+    const productB = randomUUID();
+    const l1 = randomUUID();
+    const l2 = randomUUID();
+    const l3 = randomUUID();
+    const org = () => bus.as(orgId);
+
+    beforeAll(async () => {
+      const reports = [
+        report(orgId, {
+          license_id: l1,
+          product_id: productA,
+          hardware_fingerprint: 'fp-a',
+          app_version: '1.0',
+          features_used: ['pro', 'export'],
+          seats_in_use: 2,
+          received_at: '2026-03-01T10:05:00.000Z',
+        }),
+        report(orgId, {
+          license_id: l1,
+          product_id: productA,
+          hardware_fingerprint: 'fp-b',
+          app_version: '1.1',
+          features_used: ['pro'],
+          seats_in_use: 3,
+          received_at: '2026-03-01T10:40:00.000Z',
+        }),
+        report(orgId, {
+          license_id: l2,
+          product_id: productA,
+          hardware_fingerprint: 'fp-a',
+          seats_in_use: 1,
+          received_at: '2026-03-01T10:59:59.999Z',
+        }),
+        report(orgId, {
+          license_id: l2,
+          product_id: productA,
+          app_version: '1.1',
+          features_used: ['pro', 'pro'],
+          received_at: '2026-03-01T11:00:00.000Z',
+        }),
+        report(orgId, {
+          license_id: l3,
+          product_id: productB,
+          hardware_fingerprint: 'fp-c',
+          app_version: '2.10.0',
+          features_used: ['sso'],
+          seats_in_use: 5,
+          received_at: '2026-03-02T00:00:00.000Z',
+        }),
+        report(orgId, {
+          license_id: l3,
+          product_id: productB,
+          app_version: '2.9.1',
+          received_at: '2026-03-02T08:00:00.000Z',
+        }),
+        // Just outside the ranges queried below: `from` is inclusive and `to` exclusive.
+        report(orgId, { license_id: l1, product_id: productA, received_at: '2026-02-28T23:59:59.999Z' }),
+        report(orgId, { license_id: l1, product_id: productA, received_at: '2026-03-03T00:00:00.000Z' }),
+      ];
+      for (const r of reports) await publish(r);
+      await waitFor(async () => (await org().send(Subjects.analytics.licenseUsage, { id: l1 })).syncs === 4, {
+        what: 'the hand-made reports',
+      });
+      await drained();
+    });
+
+    it('buckets by UTC hour with syncs, distinct licenses and fingerprints, and peak seats, oldest first', async () => {
+      const usage = await org().send(Subjects.analytics.usage, {
+        interval: 'hour',
+        from: '2026-03-01T00:00:00.000Z',
+        to: '2026-03-02T00:00:00.000Z',
+      });
+      expect(usage).toEqual({
+        interval: 'hour',
+        buckets: [
+          {
+            bucket: '2026-03-01T10:00:00.000Z',
+            syncs: 3,
+            licenses: 2,
+            fingerprints: 2,
+            peak_seats_in_use: 3,
+          },
+          {
+            bucket: '2026-03-01T11:00:00.000Z',
+            syncs: 1,
+            licenses: 1,
+            fingerprints: 0,
+            peak_seats_in_use: null,
+          },
+        ],
+        total: 2,
+      });
+    });
+
+    it('buckets by UTC day, filters by product, and pages over buckets', async () => {
+      expect(await org().send(Subjects.analytics.usage, { ...day, interval: 'day' })).toEqual({
+        interval: 'day',
+        buckets: [
+          {
+            bucket: '2026-03-01T00:00:00.000Z',
+            syncs: 4,
+            licenses: 2,
+            fingerprints: 2,
+            peak_seats_in_use: 3,
+          },
+          {
+            bucket: '2026-03-02T00:00:00.000Z',
+            syncs: 2,
+            licenses: 1,
+            fingerprints: 1,
+            peak_seats_in_use: 5,
+          },
+        ],
+        total: 2,
+      });
+      expect((await org().send(Subjects.analytics.usage, { ...day, product_id: productB })).buckets).toEqual([
+        { bucket: '2026-03-02T00:00:00.000Z', syncs: 2, licenses: 1, fingerprints: 1, peak_seats_in_use: 5 },
+      ]);
+      expect((await org().send(Subjects.analytics.usage, { ...day, product_id: randomUUID() })).total).toBe(
+        0,
+      );
+      const second = await org().send(Subjects.analytics.usage, { ...day, per_page: 1, page: 2 });
+      expect(second.buckets.map((b: { bucket: string }) => b.bucket)).toEqual(['2026-03-02T00:00:00.000Z']);
+      expect(second.total).toBe(2);
+      expect(await org().send(Subjects.analytics.usage, { ...day, per_page: 1, page: 3 })).toEqual({
+        interval: 'day',
+        buckets: [],
+        total: 2,
+      });
+    });
+
+    it('counts the reports that used each feature, most used first', async () => {
+      expect(await org().send(Subjects.analytics.features, day)).toEqual({
+        features: [
+          { feature: 'pro', count: 3 },
+          { feature: 'export', count: 1 },
+          { feature: 'sso', count: 1 },
+        ],
+        total: 3,
+      });
+      expect(await org().send(Subjects.analytics.features, { ...day, per_page: 1, page: 2 })).toEqual({
+        features: [{ feature: 'export', count: 1 }],
+        total: 3,
+      });
+    });
+
+    it('counts reports per app version, a missing version as null', async () => {
+      expect(await org().send(Subjects.analytics.versions, day)).toEqual({
+        versions: [
+          { app_version: '1.1', count: 2 },
+          { app_version: '1.0', count: 1 },
+          { app_version: '2.10.0', count: 1 },
+          { app_version: '2.9.1', count: 1 },
+          { app_version: null, count: 1 },
+        ],
+        total: 5,
+      });
+      expect(await org().send(Subjects.analytics.versions, { ...day, product_id: productB })).toEqual({
+        versions: [
+          { app_version: '2.10.0', count: 1 },
+          { app_version: '2.9.1', count: 1 },
+        ],
+        total: 2,
+      });
+    });
+
+    it("summarises one license's usage, its fingerprints most recent first", async () => {
+      expect(await org().send(Subjects.analytics.licenseUsage, { id: l1 })).toEqual({
+        license_id: l1,
+        last_sync_at: '2026-03-03T00:00:00.000Z',
+        syncs: 4,
+        peak_seats_in_use: 3,
+        versions: ['1.0', '1.1'],
+        fingerprints: [
+          { fingerprint: 'fp-b', last_sync_at: '2026-03-01T10:40:00.000Z' },
+          { fingerprint: 'fp-a', last_sync_at: '2026-03-01T10:05:00.000Z' },
+        ],
+        total: 2,
+      });
+      expect(
+        await org().send(Subjects.analytics.licenseUsage, { id: l1, per_page: 1, page: 2 }),
+      ).toMatchObject({
+        syncs: 4,
+        fingerprints: [{ fingerprint: 'fp-a', last_sync_at: '2026-03-01T10:05:00.000Z' }],
+        total: 2,
+      });
+      expect((await org().send(Subjects.analytics.licenseUsage, { id: l3 })).versions).toEqual([
+        '2.9.1',
+        '2.10.0',
+      ]);
+    });
+
+    it('answers empty usage for an existing license that never synced, and 404 for a license it cannot find', async () => {
+      const unused = randomUUID();
+      knownLicenses.add(unused);
+      expect(await org().send(Subjects.analytics.licenseUsage, { id: unused })).toEqual({
+        license_id: unused,
+        last_sync_at: null,
+        syncs: 0,
+        peak_seats_in_use: null,
+        versions: [],
+        fingerprints: [],
+        total: 0,
+      });
+      await expect(org().send(Subjects.analytics.licenseUsage, { id: randomUUID() })).rejects.toMatchObject({
+        code: 'not_found',
+        status: 404,
+      });
+    });
+
+    it("never shows one organization's reports to another", async () => {
+      const stranger = bus.as(randomUUID());
+      expect(await stranger.send(Subjects.analytics.usage, day)).toEqual({
+        interval: 'day',
+        buckets: [],
+        total: 0,
+      });
+      expect(await stranger.send(Subjects.analytics.features, day)).toEqual({ features: [], total: 0 });
+      expect(await stranger.send(Subjects.analytics.versions, day)).toEqual({ versions: [], total: 0 });
+      await expect(stranger.send(Subjects.analytics.licenseUsage, { id: l1 })).rejects.toMatchObject({
+        code: 'not_found',
+      });
+    });
+  });
+
+  it('refuses ranges that end before they start, are too long, or have an unknown interval', async () => {
+    const org = bus.as(randomUUID());
+    await expect(
+      org.send(Subjects.analytics.usage, { from: '2026-03-02T00:00:00Z', to: '2026-03-01T00:00:00Z' }),
+    ).rejects.toMatchObject({
+      code: 'validation_failed',
+      status: 400,
+      errors: [expect.objectContaining({ field: 'to' })],
+    });
+    await expect(
+      org.send(Subjects.analytics.features, { from: day.from, to: day.from }),
+    ).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [expect.objectContaining({ field: 'to' })],
+    });
+    await expect(org.send(Subjects.analytics.usage, { ...day, interval: 'week' })).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [expect.objectContaining({ field: 'interval' })],
+    });
+    await expect(
+      org.send(Subjects.analytics.usage, {
+        interval: 'hour',
+        from: '2026-01-01T00:00:00Z',
+        to: '2026-02-15T00:00:00Z',
+      }),
+    ).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [expect.objectContaining({ field: 'to' })],
+    });
+    await expect(
+      org.send(Subjects.analytics.versions, { from: '2025-01-01T00:00:00Z', to: '2026-02-15T00:00:00Z' }),
+    ).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [expect.objectContaining({ field: 'to' })],
+    });
+    await expect(
+      org.send(Subjects.analytics.usage, { ...day, product_id: 'nope', extra: 1 }),
+    ).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: expect.arrayContaining([
+        expect.objectContaining({ field: 'product_id' }),
+        expect.objectContaining({ field: 'extra' }),
+      ]),
+    });
+    await expect(org.send(Subjects.analytics.licenseUsage, { id: 'nope' })).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [expect.objectContaining({ field: 'id' })],
+    });
+  });
+
+  it('drops a malformed report without holding up the ones behind it', async () => {
+    const orgId = randomUUID();
+    const subject = syncReportSubject(orgId);
+    await publisher.publishDurable(subject, 'not json', randomUUID());
+    await publisher.publishDurable(
+      subject,
+      JSON.stringify({ ...report(orgId), license_id: 'nope' }),
+      randomUUID(),
+    );
+    // Filed under another organization's subject.
+    await publisher.publishDurable(subject, JSON.stringify(report(randomUUID())), randomUUID());
+    await publish(report(orgId, { received_at: '2026-05-01T00:00:00.000Z' }));
+    const range = { from: '2026-05-01T00:00:00.000Z', to: '2026-05-02T00:00:00.000Z' };
+    await waitFor(async () => (await bus.as(orgId).send(Subjects.analytics.usage, range)).total === 1, {
+      what: 'the well-formed report',
+    });
+    await drained();
+    expect((await bus.as(orgId).send(Subjects.analytics.usage, range)).buckets[0].syncs).toBe(1);
+  });
+
+  it('keeps reports published while it is down and counts them once it is back', async () => {
+    const orgId = randomUUID();
+    await app.close();
+    const range = { from: '2026-06-01T00:00:00.000Z', to: '2026-06-02T00:00:00.000Z' };
+    for (let i = 0; i < 10; i += 1) {
+      await publish(
+        report(orgId, { received_at: new Date(Date.parse(range.from) + i * 60_000).toISOString() }),
+      );
+    }
+    app = await startAnalyticsService(loadAnalyticsServiceConfig(env));
+    await waitFor(
+      async () => (await bus.as(orgId).send(Subjects.analytics.usage, range)).buckets[0]?.syncs === 10,
+      {
+        what: '10 syncs after the restart',
+      },
+    );
+  });
+});

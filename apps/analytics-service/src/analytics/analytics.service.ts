@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import {
+  AnalyticsRangeQueryDto,
+  FeaturesView,
+  LicenseUsageRequest,
+  LicenseUsageView,
+  Subjects,
+  UsageQueryDto,
+  UsageView,
+  VersionsView,
+  pageOf,
+} from '@licensing/contracts';
+import { DomainError } from '@licensing/shared/errors';
+import { BusClient } from '@licensing/shared/messaging';
+import { AnalyticsRepository, ReportScope } from './analytics.repository';
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * The longest range a query may span, in days. Hourly buckets stop at a month (744 buckets, a
+ * few pages); everything else at a year and a day, so that a leap year's report fits.
+ */
+export const MAX_RANGE_DAYS = { hour: 31, day: 366, totals: 366 } as const;
+
+/** `from` inclusive, `to` exclusive: `to` must come after `from`, at most `maxDays` later. */
+export function rangeOf(query: { from: string; to: string }, maxDays: number): { from: Date; to: Date } {
+  const from = new Date(query.from);
+  const to = new Date(query.to);
+  if (to.getTime() <= from.getTime()) {
+    throw DomainError.validation([{ field: 'to', message: 'to must be after from' }]);
+  }
+  if (to.getTime() - from.getTime() > maxDays * DAY_MS) {
+    throw DomainError.validation([
+      { field: 'to', message: `to must be at most ${maxDays} days after from for this query` },
+    ]);
+  }
+  return { from, to };
+}
+
+/** Versions in the order a person reads them: 2.10.0 after 2.9.1. */
+const versionOrder = new Intl.Collator('en', { numeric: true });
+
+/** Usage of an organization's licenses, from the reports their applications sent with sync. */
+@Injectable()
+export class AnalyticsService {
+  constructor(
+    private readonly analytics: AnalyticsRepository,
+    private readonly bus: BusClient,
+  ) {}
+
+  async usage(orgId: string, query: UsageQueryDto): Promise<UsageView> {
+    const interval = query.interval ?? 'day';
+    const scope = this.scope(orgId, query, MAX_RANGE_DAYS[interval]);
+    const { rows, total } = await this.analytics.usage(scope, interval, pageOf(query));
+    return {
+      interval,
+      buckets: rows.map((row) => ({ ...row, bucket: row.bucket.toISOString() })),
+      total,
+    };
+  }
+
+  async features(orgId: string, query: AnalyticsRangeQueryDto): Promise<FeaturesView> {
+    const { rows, total } = await this.analytics.features(
+      this.scope(orgId, query, MAX_RANGE_DAYS.totals),
+      pageOf(query),
+    );
+    return { features: rows, total };
+  }
+
+  async versions(orgId: string, query: AnalyticsRangeQueryDto): Promise<VersionsView> {
+    const { rows, total } = await this.analytics.versions(
+      this.scope(orgId, query, MAX_RANGE_DAYS.totals),
+      pageOf(query),
+    );
+    return { versions: rows, total };
+  }
+
+  /**
+   * A license with reports is known to exist in the organization (the revocation service resolved
+   * its serial there). Without reports, only the license service can tell an unused license from
+   * one that does not exist or belongs to someone else, and it answers 404 for both.
+   */
+  async licenseUsage(orgId: string, { id, ...page }: LicenseUsageRequest): Promise<LicenseUsageView> {
+    const usage = await this.analytics.licenseUsage(orgId, id, pageOf(page));
+    if (usage.syncs === 0) await this.bus.send(Subjects.license.get, { id });
+    return {
+      license_id: id,
+      last_sync_at: usage.last_sync_at?.toISOString() ?? null,
+      syncs: usage.syncs,
+      peak_seats_in_use: usage.peak_seats_in_use,
+      versions: [...usage.versions].sort(versionOrder.compare),
+      fingerprints: usage.fingerprints.map((f) => ({
+        fingerprint: f.fingerprint,
+        last_sync_at: new Date(f.last_sync_at).toISOString(),
+      })),
+      total: usage.total,
+    };
+  }
+
+  private scope(orgId: string, query: AnalyticsRangeQueryDto, maxDays: number): ReportScope {
+    return { orgId, productId: query.product_id, ...rangeOf(query, maxDays) };
+  }
+}

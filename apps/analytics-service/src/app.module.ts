@@ -1,0 +1,40 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { DatabaseModule } from '@licensing/shared/database';
+import { BusModule } from '@licensing/shared/messaging';
+import { AnalyticsModule } from './analytics/analytics.module';
+import { ANALYTICS_CONFIG, AnalyticsServiceConfig } from './config';
+import { ANALYTICS_MIGRATIONS } from './migrations';
+import { SyncReportEntity } from './reports/sync-report.entity';
+import { ReportsModule } from './reports/reports.module';
+
+export const ANALYTICS_SCHEMA = 'analytics';
+export const ANALYTICS_ENTITIES = [SyncReportEntity];
+
+@Module({})
+export class AnalyticsServiceModule {
+  static forRoot(config: AnalyticsServiceConfig): DynamicModule {
+    return {
+      module: AnalyticsServiceModule,
+      global: true,
+      imports: [
+        DatabaseModule.forRoot({
+          url: config.DATABASE_URL,
+          schema: ANALYTICS_SCHEMA,
+          entities: ANALYTICS_ENTITIES,
+          migrations: ANALYTICS_MIGRATIONS,
+          poolSize: config.DATABASE_POOL_SIZE,
+        }),
+        BusModule.forRoot({
+          natsUrl: config.NATS_URL,
+          namespace: config.BUS_NAMESPACE,
+          timeoutMs: config.BUS_TIMEOUT_MS,
+          name: 'analytics-service',
+        }),
+        ReportsModule,
+        AnalyticsModule,
+      ],
+      providers: [{ provide: ANALYTICS_CONFIG, useValue: config }],
+      exports: [ANALYTICS_CONFIG],
+    };
+  }
+}

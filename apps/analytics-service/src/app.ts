@@ -1,0 +1,28 @@
+import { INestApplication } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ensureDatabase, migrate } from '@licensing/shared/database';
+import { createLogger } from '@licensing/shared/logging';
+import { startBusService } from '@licensing/shared/messaging';
+import { ANALYTICS_SCHEMA, AnalyticsServiceModule } from './app.module';
+import { AnalyticsServiceConfig } from './config';
+import { SyncReportConsumer } from './reports/sync-report.consumer';
+
+/**
+ * Starts the analytics service: migrates its schema, then consumes the sync-report stream and
+ * takes `analytics.*` queries.
+ */
+export async function startAnalyticsService(config: AnalyticsServiceConfig): Promise<INestApplication> {
+  if (config.DATABASE_AUTO_CREATE) await ensureDatabase(config.DATABASE_URL);
+  return startBusService(AnalyticsServiceModule.forRoot(config), {
+    queue: 'analytics-service',
+    natsUrl: config.NATS_URL,
+    namespace: config.BUS_NAMESPACE,
+    host: config.HOST,
+    healthPort: config.HEALTH_PORT,
+    logger: createLogger('analytics-service', config.LOG_LEVEL),
+    beforeListen: async (app) => {
+      await migrate(app.get(DataSource), ANALYTICS_SCHEMA);
+      await app.get(SyncReportConsumer).start();
+    },
+  });
+}

@@ -1,0 +1,53 @@
+import { Check, Column, DataSource, Entity, Index, PrimaryColumn } from 'typeorm';
+import { TIMESTAMP } from '@licensing/shared/database';
+
+/**
+ * One usage report, as the revocation service accepted it. The primary key is the report id: a
+ * report that reaches us twice (redelivered, or published again) is stored once, whatever the
+ * stream did, so counts never double.
+ */
+@Entity({ name: 'sync_reports' })
+@Index('ix_sync_reports_org_received', ['orgId', 'receivedAt'])
+@Index('ix_sync_reports_org_product_received', ['orgId', 'productId', 'receivedAt'])
+@Index('ix_sync_reports_license_received', ['licenseId', 'receivedAt'])
+@Check('ck_sync_reports_seats', 'seats_in_use IS NULL OR seats_in_use >= 0')
+export class SyncReportEntity {
+  @PrimaryColumn('uuid', { name: 'report_id', primaryKeyConstraintName: 'pk_sync_reports' })
+  reportId!: string;
+
+  @Column('uuid', { name: 'org_id' })
+  orgId!: string;
+
+  @Column('uuid', { name: 'license_id' })
+  licenseId!: string;
+
+  @Column('uuid', { name: 'product_id' })
+  productId!: string;
+
+  @Column('varchar', { length: 200 })
+  serial!: string;
+
+  @Column('varchar', { name: 'hardware_fingerprint', length: 512, nullable: true })
+  hardwareFingerprint!: string | null;
+
+  @Column('varchar', { name: 'app_version', length: 64, nullable: true })
+  appVersion!: string | null;
+
+  @Column('text', { name: 'features_used', array: true, default: () => "'{}'" })
+  featuresUsed!: string[];
+
+  @Column('integer', { name: 'seats_in_use', nullable: true })
+  seatsInUse!: number | null;
+
+  @Column('varchar', { length: 20 })
+  status!: string;
+
+  @Column({ ...TIMESTAMP, name: 'received_at' })
+  receivedAt!: Date;
+}
+
+/** The table's qualified name for hand-written SQL, in whichever schema the DataSource places it. */
+export function syncReportsTable(dataSource: DataSource): string {
+  const { schema, tableName } = dataSource.getMetadata(SyncReportEntity);
+  return schema ? `"${schema}"."${tableName}"` : `"${tableName}"`;
+}

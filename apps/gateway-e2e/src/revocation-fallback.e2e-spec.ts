@@ -1,0 +1,126 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { connect } from 'nats';
+import { Streams } from '@licensing/contracts';
+import { streamName } from '@licensing/shared/messaging';
+import { waitFor } from '@licensing/shared/testing';
+import { TestOrganization, TestStack, startStack } from './support/stack';
+import { createLicense, productWithKeyPair } from './support/fixtures';
+
+/** The stack's bus timeout (BUS_TIMEOUT_MS default): a hang on Redis would show as a call this long. */
+const BUS_TIMEOUT_MS = 5_000;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return address.port;
+}
+
+/** A redis-server of this test's own: stopping it cannot disturb anything else on the machine. */
+function startRedis(port: number): ChildProcess {
+  return spawn(
+    'redis-server',
+    ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'],
+    { stdio: 'ignore' },
+  );
+}
+
+async function stopRedis(server: ChildProcess | undefined): Promise<void> {
+  if (!server || server.exitCode !== null || server.signalCode !== null) return;
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  server.kill('SIGKILL');
+  await exited;
+}
+
+describe('check-revocation while the cache Redis goes away and comes back', () => {
+  let port: number;
+  let redisServer: ChildProcess | undefined;
+  let probe: Redis;
+  let stack: TestStack;
+  let org: TestOrganization;
+
+  beforeAll(async () => {
+    port = await freePort();
+    redisServer = startRedis(port);
+    // Its own retries and no queue: the probe fails at once while the server is down, and then recovers.
+    probe = new Redis(port, '127.0.0.1', {
+      retryStrategy: () => 100,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+    });
+    probe.on('error', () => undefined);
+    await waitFor(async () => (await probe.ping()) === 'PONG', { what: 'redis-server to start' });
+    stack = await startStack({ env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
+    org = await stack.newOrganization();
+  });
+  afterAll(async () => {
+    await stack?.close();
+    probe?.disconnect();
+    await stopRedis(redisServer);
+    if (!stack) return;
+    const nats = await connect({ servers: 'nats://127.0.0.1:4222' });
+    const jsm = await nats.jetstreamManager();
+    for (const name of [Streams.syncReports.name, Streams.events.name]) {
+      await jsm.streams.delete(streamName(stack.namespace, name)).catch(() => undefined);
+    }
+    await nats.close();
+  });
+
+  it('answers correctly and quickly from PostgreSQL without Redis, and refills the cache once it is back', async () => {
+    const { product } = await productWithKeyPair(org.api);
+    const active = await createLicense(org.api, { product_id: product.id });
+    const revoked = await createLicense(org.api, { product_id: product.id });
+    expect((await org.api.delete(`/api/v1/licenses/${revoked.id}`)).status).toBe(200);
+    const unknown = `LIC-NOPE-${randomUUID()}`;
+    const serials = [active.serial, revoked.serial, unknown];
+    const expected = [
+      { serial: active.serial, status: 'active', revoked_at: null },
+      { serial: revoked.serial, status: 'revoked', revoked_at: expect.any(String) },
+      { serial: unknown, status: 'not_found', revoked_at: null },
+    ];
+    const keys = serials.map((serial) => `${stack.namespace}:serial:${serial}`);
+    const check = () => org.api.post('/api/v1/licenses/check-revocation', { serials });
+
+    const warm = await check();
+    expect(warm.status).toBe(200);
+    expect(warm.body.results).toEqual(expected);
+    await waitFor(async () => (await probe.exists(...keys)) === keys.length, {
+      what: 'the cache to be filled',
+    });
+    expect(await probe.get(keys[2]!)).toBe('-');
+
+    await stopRedis(redisServer);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const started = Date.now();
+      const cold = await check();
+      const elapsed = Date.now() - started;
+      expect(cold.status).toBe(200);
+      expect(cold.body.results).toEqual(expected);
+      expect(elapsed).toBeLessThan(BUS_TIMEOUT_MS / 2);
+    }
+    const synced = await org.api.post('/api/v1/licenses/sync', { license_serial: active.serial });
+    expect(synced.body).toMatchObject({ status: 'ok' });
+    expect(
+      (await org.api.post('/api/v1/licenses/sync', { license_serial: revoked.serial })).body,
+    ).toMatchObject({
+      status: 'revoked',
+    });
+
+    // Same port, empty (no persistence): the service reconnects on its own and fills it again.
+    redisServer = startRedis(port);
+    await waitFor(
+      async () => {
+        const again = await check();
+        expect(again.status).toBe(200);
+        expect(again.body.results).toEqual(expected);
+        return (await probe.exists(...keys)) === keys.length;
+      },
+      { what: 'the cache to be refilled', timeoutMs: 15_000, intervalMs: 200 },
+    );
+  });
+});

@@ -1,0 +1,68 @@
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import {
+  AnalyticsRangeQueryDto,
+  FeaturesView,
+  LicenseUsageView,
+  PageQueryDto,
+  Subjects,
+  UsageQueryDto,
+  UsageView,
+  VersionsView,
+} from '@licensing/contracts';
+import { BusClient } from '@licensing/shared/messaging';
+import { ApiProblems } from '../http/api-problems';
+import { routes, uuidParam } from '../http/routes';
+import { AllowScopes } from '../identity/scopes';
+
+/** Usage of the organization's licenses, from the reports their applications send with sync. */
+@ApiTags('analytics')
+@Controller(routes('analytics'))
+export class AnalyticsController {
+  constructor(private readonly bus: BusClient) {}
+
+  @Get('usage')
+  @AllowScopes('read')
+  @ApiOkResponse({
+    type: UsageView,
+    description: 'One bucket per UTC hour or day that has reports, oldest first; total counts those buckets',
+  })
+  @ApiProblems()
+  usage(@Query() query: UsageQueryDto): Promise<UsageView> {
+    return this.bus.send(Subjects.analytics.usage, query);
+  }
+
+  @Get('features')
+  @AllowScopes('read')
+  @ApiOkResponse({ type: FeaturesView, description: 'Reports that listed each feature, most used first' })
+  @ApiProblems()
+  features(@Query() query: AnalyticsRangeQueryDto): Promise<FeaturesView> {
+    return this.bus.send(Subjects.analytics.features, query);
+  }
+
+  @Get('versions')
+  @AllowScopes('read')
+  @ApiOkResponse({
+    type: VersionsView,
+    description: 'Reports per app_version (null: not reported), most first',
+  })
+  @ApiProblems()
+  versions(@Query() query: AnalyticsRangeQueryDto): Promise<VersionsView> {
+    return this.bus.send(Subjects.analytics.versions, query);
+  }
+}
+
+/** One license's usage; served beside the license routes, answered by the analytics service. */
+@ApiTags('analytics')
+@Controller(routes('licenses'))
+export class LicenseUsageController {
+  constructor(private readonly bus: BusClient) {}
+
+  @Get(':id/usage')
+  @AllowScopes('read')
+  @ApiOkResponse({ type: LicenseUsageView, description: 'fingerprints is paginated, most recent sync first' })
+  @ApiProblems(404)
+  usage(@Param('id', uuidParam) id: string, @Query() query: PageQueryDto): Promise<LicenseUsageView> {
+    return this.bus.send(Subjects.analytics.licenseUsage, { id, ...query });
+  }
+}

@@ -1,0 +1,43 @@
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import {
+  CheckRevocationDto,
+  CheckRevocationView,
+  Subjects,
+  SyncReportDto,
+  SyncResultView,
+} from '@licensing/contracts';
+import { BusClient } from '@licensing/shared/messaging';
+import { ApiProblems } from '../http/api-problems';
+import { routes } from '../http/routes';
+import { AllowScopes } from '../identity/scopes';
+
+@ApiTags('revocation')
+@Controller(routes('licenses'))
+export class RevocationController {
+  constructor(private readonly bus: BusClient) {}
+
+  @Post('check-revocation')
+  @HttpCode(200)
+  @AllowScopes('read', 'client')
+  @ApiOkResponse({
+    type: CheckRevocationView,
+    description: "One result per distinct serial; another organization's serial is not_found",
+  })
+  @ApiProblems()
+  check(@Body() dto: CheckRevocationDto): Promise<CheckRevocationView> {
+    return this.bus.send(Subjects.revocation.check, dto);
+  }
+
+  @Post('sync')
+  @HttpCode(200)
+  @AllowScopes('client')
+  @ApiOkResponse({
+    type: SyncResultView,
+    description: "The license's effective status; a 200 means the report is stored and will be counted",
+  })
+  @ApiProblems()
+  sync(@Body() dto: SyncReportDto): Promise<SyncResultView> {
+    return this.bus.send(Subjects.revocation.sync, dto);
+  }
+}

@@ -1,0 +1,25 @@
+import { ActivationView } from '@licensing/contracts';
+import { ActivationEntity } from './activation.entity';
+
+export function toActivationView(activation: ActivationEntity): ActivationView {
+  return {
+    id: activation.id,
+    license_id: activation.licenseId,
+    fingerprint: activation.fingerprint,
+    hostname: activation.hostname,
+    platform: activation.platform,
+    components: activation.components,
+    created_at: activation.createdAt.toISOString(),
+    last_heartbeat_at: activation.lastHeartbeatAt.toISOString(),
+    expires_at: activation.expiresAt?.toISOString() ?? null,
+  };
+}
+
+/** Past its heartbeat deadline an activation holds no seat, even before the sweeper removes it. */
+export function isLapsed(activation: Pick<ActivationEntity, 'expiresAt'>, now: Date): boolean {
+  return activation.expiresAt !== null && activation.expiresAt.getTime() <= now.getTime();
+}
+
+export function heartbeatDeadline(intervalSeconds: number | null, now: Date): Date | null {
+  return intervalSeconds === null ? null : new Date(now.getTime() + intervalSeconds * 1000);
+}

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { LicensesModule } from '../licenses/licenses.module';
+import { ActivationExpirySweeper } from './activation-expiry.sweeper';
+import { ActivationsController } from './activations.controller';
+import { ActivationsService } from './activations.service';
+import { LicenseValidator } from './license-validator.service';
+
+/** Machine seats (activations with heartbeats) and validate-by-key. */
+@Module({
+  imports: [LicensesModule],
+  controllers: [ActivationsController],
+  providers: [ActivationsService, LicenseValidator, ActivationExpirySweeper],
+})
+export class ActivationsModule {}

@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+
+import { DataSource, EntityManager, IsNull, MoreThan } from 'typeorm';
+import {
+  ActivationListView,
+  ActivationView,
+  CreateActivationDto,
+  ListActivationsQueryDto,
+  MessageView,
+  effectiveStatus,
+  pageOf,
+} from '@licensing/contracts';
+import { pageWindow } from '@licensing/shared/database';
+import { DomainError } from '@licensing/shared/errors';
+import { recordEvent } from '@licensing/shared/events';
+import { CatalogProductEntity } from '../catalog/catalog-product.entity';
+import { LicenseSigner } from '../licenses/license-signer.service';
+import { LicenseEntity } from '../licenses/license.entity';
+import { toLicenseView } from '../licenses/license.mapper';
+import { ActivationEntity } from './activation.entity';
+import { heartbeatDeadline, isLapsed, toActivationView } from './activation.mapper';
+
+export interface ActivationResult {
+  activation: ActivationView;
+  /** False when the machine already held a seat: the same activation is answered again. */
+  created: boolean;
+}
+
+/**
+ * Machine seats. Every activation of a license first takes that license's row lock, so counting
+ * the seats in use and taking one are a single step: 50 machines racing for 5 seats get exactly 5.
+ */
+@Injectable()
+export class ActivationsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly signer: LicenseSigner,
+  ) {}
+
+  create(orgId: string, dto: CreateActivationDto): Promise<ActivationResult> {
+    return this.dataSource.transaction(async (manager) => {
+      const now = new Date();
+      const license = await this.lockLicense(manager, orgId, dto);
+      if (effectiveStatus(license, now) !== 'active') {
+        throw new DomainError('license_not_active', `License ${license.id} is ${effectiveStatus(license, now)}`);
+      }
+      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
+      await this.checkBinding(manager, license, product, dto.fingerprint, now);
+
+      const existing = await manager.findOne(ActivationEntity, {
+        where: { licenseId: license.id, fingerprint: dto.fingerprint },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (existing && !isLapsed(existing, now)) return { activation: toActivationView(existing), created: false };
+      if (existing) await this.expire(manager, existing, now);
+
+      const seats = Math.min(license.maxSeats, product.maxConcurrentActivations ?? Infinity);
+      const inUse = await manager.count(ActivationEntity, {
+        where: [
+          { licenseId: license.id, expiresAt: IsNull() },
+          { licenseId: license.id, expiresAt: MoreThan(now) },
+        ],
+      });
+      if (inUse >= seats) {
+        throw new DomainError('seat_limit_reached', `License ${license.id} has all ${seats} seats in use`);
+      }
+      const activation = Object.assign(new ActivationEntity(), {
+        id: randomUUID(),
+        orgId,
+        licenseId: license.id,
+        fingerprint: dto.fingerprint,
+        hostname: dto.hostname ?? null,
+        platform: dto.platform ?? null,
+        components: dto.components ?? {},
+        createdAt: now,
+        lastHeartbeatAt: now,
+        expiresAt: heartbeatDeadline(product.activationHeartbeatInterval, now),
+      });
+      await manager.insert(ActivationEntity, activation);
+      const view = toActivationView(activation);
+      await recordEvent(manager, { type: 'activation.created', orgId, data: view, occurredAt: now });
+      return { activation: view, created: true };
+    });
+  }
+
+  async list(orgId: string, query: ListActivationsQueryDto): Promise<ActivationListView> {
+    const [activations, total] = await this.dataSource.getRepository(ActivationEntity).findAndCount({
+      where: { orgId, ...(query.license_id ? { licenseId: query.license_id } : {}) },
+      order: { createdAt: 'DESC', id: 'DESC' },
+      ...pageWindow(pageOf(query)),
+    });
+    return { activations: activations.map(toActivationView), total };
+  }
+
+  heartbeat(orgId: string, id: string): Promise<ActivationView> {
+    return this.dataSource.transaction(async (manager) => {
+      const now = new Date();
+      const activation = await manager.findOne(ActivationEntity, {
+        where: { id, orgId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      // A lapsed activation no longer holds its seat, which another machine may have taken:
+      // it cannot be revived, the machine activates again.
+      if (!activation || isLapsed(activation, now)) throw DomainError.notFound('Activation', id);
+      const license = await manager.findOneByOrFail(LicenseEntity, { id: activation.licenseId });
+      if (effectiveStatus(license, now) !== 'active') {
+        throw new DomainError('license_not_active', `License ${license.id} is ${effectiveStatus(license, now)}`);
+      }
+      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
+      activation.lastHeartbeatAt = now;
+      activation.expiresAt = heartbeatDeadline(product.activationHeartbeatInterval, now);
+      await manager.update(
+        ActivationEntity,
+        { id },
+        { lastHeartbeatAt: activation.lastHeartbeatAt, expiresAt: activation.expiresAt },
+      );
+      return toActivationView(activation);
+    });
+  }
+
+  delete(orgId: string, id: string): Promise<MessageView> {
+    return this.dataSource.transaction(async (manager) => {
+      const activation = await manager.findOne(ActivationEntity, { where: { id, orgId }, lock: { mode: 'pessimistic_write' } });
+      if (!activation) throw DomainError.notFound('Activation', id);
+      await manager.delete(ActivationEntity, { id });
+      await recordEvent(manager, { type: 'activation.deleted', orgId, data: toActivationView(activation) });
+      return { message: `Activation ${id} deleted; its seat is free` };
+    });
+  }
+
+  /** Removes a lapsed activation and says so (the sweeper does the same for the ones nobody touches). */
+  async expire(manager: EntityManager, activation: ActivationEntity, now: Date): Promise<void> {
+    const { affected } = await manager.delete(ActivationEntity, { id: activation.id });
+    if (!affected) return; // removed meanwhile by someone else, who said so
+    await recordEvent(manager, {
+      type: 'activation.expired',
+      orgId: activation.orgId,
+      data: toActivationView(activation),
+      occurredAt: now,
+    });
+  }
+
+  private async lockLicense(manager: EntityManager, orgId: string, dto: CreateActivationDto): Promise<LicenseEntity> {
+    const where =
+      dto.license_id !== undefined ? { id: dto.license_id, orgId } : { serial: dto.license_key!, orgId };
+    const license = await manager.findOne(LicenseEntity, { where, lock: { mode: 'pessimistic_write' } });
+    if (!license) throw DomainError.notFound('License', dto.license_id ?? dto.license_key);
+    return license;
+  }
+
+  /**
+   * A bound license accepts only its fingerprint; a node-locked license without a binding is bound
+   * to the first machine that activates it (and its file is signed again with the binding).
+   */
+  private async checkBinding(
+    manager: EntityManager,
+    license: LicenseEntity,
+    product: CatalogProductEntity,
+    fingerprint: string,
+    now: Date,
+  ): Promise<void> {
+    if (license.hardwareBinding) {
+      if (license.hardwareBinding.fingerprint !== fingerprint) {
+        throw new DomainError('fingerprint_mismatch', `License ${license.id} is bound to another machine`);
+      }
+      return;
+    }
+    if (license.licenseType !== 'node_locked') return;
+    license.hardwareBinding = { fingerprint };
+    license.updatedAt = now;
+    await this.signer.sign(manager, license, product, now);
+    await manager.save(license);
+    await recordEvent(manager, {
+      type: 'license.updated',
+      orgId: license.orgId,
+      data: toLicenseView(license, product, { withBlob: false }),
+      occurredAt: now,
+    });
+  }
+}
+

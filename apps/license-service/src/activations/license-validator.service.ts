@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ValidateLicenseDto, ValidationCode, ValidationResultView, effectiveStatus } from '@licensing/contracts';
+import { LicenseEntity } from '../licenses/license.entity';
+import { ActivationEntity } from './activation.entity';
+import { isLapsed, toActivationView } from './activation.mapper';
+
+const DETAILS: Record<ValidationCode, string> = {
+  VALID: 'The license is valid',
+  NOT_FOUND: 'No license has this key',
+  REVOKED: 'The license has been revoked',
+  SUSPENDED: 'The license is suspended',
+  EXPIRED: 'The license has expired',
+  FINGERPRINT_MISMATCH: 'The license is bound to another machine',
+  NO_ACTIVATION: 'This machine has not activated the license',
+  HEARTBEAT_DEAD: "This machine's activation missed its heartbeat",
+  COMPONENTS_MISMATCH: "A component differs from the one recorded at this machine's activation",
+};
+
+/** Validate-by-key (API.md §8): the first code that applies, in the documented order. */
+@Injectable()
+export class LicenseValidator {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async validate(orgId: string, dto: ValidateLicenseDto): Promise<ValidationResultView> {
+    const now = new Date();
+    const license = await this.dataSource.getRepository(LicenseEntity).findOne({
+      select: {
+        id: true,
+        serial: true,
+        productId: true,
+        customerId: true,
+        features: true,
+        validFrom: true,
+        validUntil: true,
+        status: true,
+        maxSeats: true,
+        hardwareBinding: true,
+      },
+      where: { serial: dto.key, orgId },
+    });
+    if (!license) return answer('NOT_FOUND', null, null);
+    const status = effectiveStatus(license, now);
+    const summary = {
+      serial: license.serial,
+      product_id: license.productId,
+      customer_id: license.customerId,
+      features: license.features,
+      valid_from: license.validFrom.toISOString(),
+      valid_until: license.validUntil?.toISOString() ?? null,
+      is_expired: status === 'expired',
+      status,
+      max_seats: license.maxSeats,
+    };
+    if (status === 'revoked') return answer('REVOKED', summary, null);
+    if (status === 'suspended') return answer('SUSPENDED', summary, null);
+    if (status === 'expired') return answer('EXPIRED', summary, null);
+    if (dto.fingerprint === undefined) return answer('VALID', summary, null);
+
+    if (license.hardwareBinding && license.hardwareBinding.fingerprint !== dto.fingerprint) {
+      return answer('FINGERPRINT_MISMATCH', summary, null);
+    }
+    const activation = await this.dataSource
+      .getRepository(ActivationEntity)
+      .findOneBy({ licenseId: license.id, fingerprint: dto.fingerprint });
+    if (!activation) return answer('NO_ACTIVATION', summary, null);
+    const view = toActivationView(activation);
+    if (isLapsed(activation, now)) return answer('HEARTBEAT_DEAD', summary, view);
+    const mismatch = Object.entries(dto.components ?? {}).some(
+      ([name, fingerprint]) => activation.components[name] !== fingerprint,
+    );
+    return answer(mismatch ? 'COMPONENTS_MISMATCH' : 'VALID', summary, view);
+  }
+}
+
+function answer(
+  code: ValidationCode,
+  license: ValidationResultView['license'],
+  activation: ValidationResultView['activation'],
+): ValidationResultView {
+  return { valid: code === 'VALID', code, detail: DETAILS[code], license, activation };
+}

@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { buildClaims, signJws } from '@licensing/license-format';
+import { DomainError } from '@licensing/shared/errors';
+import { CatalogProductEntity } from '../catalog/catalog-product.entity';
+import { SigningKeysService } from '../signing/signing-keys.service';
+import { LicenseEntity } from './license.entity';
+
+/**
+ * Signs a license's current state into its file. Used on creation and on every change that a
+ * client holding the file must see (PATCH, binding on first activation). The product's current key
+ * pair signs, so rotating a product's key moves licenses to the new key as they change; an
+ * unchanged license keeps the file, and the key, it was issued with.
+ */
+@Injectable()
+export class LicenseSigner {
+  constructor(private readonly signingKeys: SigningKeysService) {}
+
+  async sign(manager: EntityManager, license: LicenseEntity, product: CatalogProductEntity, now: Date): Promise<void> {
+    const keyPairId = product.keyPairId ?? license.keyPairId;
+    if (!keyPairId) throw new DomainError('key_pair_missing', `Product ${product.id} has no key pair assigned`);
+    // Inside the caller's transaction: a second pooled connection per signature would exhaust the pool.
+    const privateKey = await this.signingKeys.privateKey(license.orgId, keyPairId, manager);
+    if (!privateKey) throw new DomainError('key_pair_missing', `Product ${product.id} has no usable key pair`);
+    const claims = buildClaims({
+      licenseId: license.id,
+      serial: license.serial,
+      orgId: license.orgId,
+      productId: product.id,
+      productCode: product.code,
+      licenseType: license.licenseType,
+      customerId: license.customerId,
+      customerEmail: license.customerEmail,
+      features: license.features,
+      maxSeats: license.maxSeats,
+      hardwareBinding: license.hardwareBinding,
+      validFrom: license.validFrom,
+      validUntil: license.validUntil,
+      issuedAt: now,
+    });
+    license.keyPairId = keyPairId;
+    license.jws = signJws(claims, { kid: keyPairId, privateKey });
+  }
+}

@@ -1,0 +1,31 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { BusModule } from '@licensing/shared/messaging';
+import { CacheModule } from './cache/cache.module';
+import { RevocationServiceConfig } from './config';
+import { HealthController } from './health/health.controller';
+import { RevocationModule } from './revocation/revocation.module';
+
+@Module({})
+export class RevocationServiceModule {
+  static forRoot(config: RevocationServiceConfig): DynamicModule {
+    return {
+      module: RevocationServiceModule,
+      imports: [
+        BusModule.forRoot({
+          natsUrl: config.NATS_URL,
+          namespace: config.BUS_NAMESPACE,
+          timeoutMs: config.BUS_TIMEOUT_MS,
+          name: 'revocation-service',
+        }),
+        CacheModule.forRoot({
+          url: config.REDIS_URL,
+          namespace: config.BUS_NAMESPACE,
+          ttlSeconds: config.REVOCATION_CACHE_TTL_SECONDS,
+          negativeTtlSeconds: config.REVOCATION_NEGATIVE_TTL_SECONDS,
+        }),
+        RevocationModule,
+      ],
+      controllers: [HealthController],
+    };
+  }
+}

@@ -1,0 +1,46 @@
+import { MessagePattern } from '@nestjs/microservices';
+import {
+  CheckRevocationDto,
+  CheckRevocationView,
+  SerialStatusPutDto,
+  Subjects,
+  SyncReportDto,
+  SyncResultView,
+} from '@licensing/contracts';
+import { DomainError } from '@licensing/shared/errors';
+import { BusController, BusData, BusOrg } from '@licensing/shared/messaging';
+import { SerialStatusCache } from '../cache/serial-status.cache';
+import { RevocationService } from './revocation.service';
+
+@BusController()
+export class RevocationController {
+  constructor(
+    private readonly revocation: RevocationService,
+    private readonly cache: SerialStatusCache,
+  ) {}
+
+  @MessagePattern(Subjects.revocation.check)
+  check(@BusOrg() orgId: string, @BusData() { serials }: CheckRevocationDto): Promise<CheckRevocationView> {
+    return this.revocation.check(orgId, serials);
+  }
+
+  @MessagePattern(Subjects.revocation.sync)
+  sync(@BusOrg() orgId: string, @BusData() dto: SyncReportDto): Promise<SyncResultView> {
+    return this.revocation.sync(orgId, dto);
+  }
+
+  /**
+   * Internal write-through from the license service, not on behalf of an organization. Unlike a
+   * read, it cannot fall back: an `unavailable` makes the license service's caller retry, rather
+   * than a change answered while an older status may still be served from the cache.
+   */
+  @MessagePattern(Subjects.revocation.put)
+  async put(@BusData() { statuses }: SerialStatusPutDto): Promise<{ ok: true }> {
+    try {
+      await this.cache.putMany(statuses);
+    } catch {
+      throw new DomainError('unavailable', 'The revocation cache is unavailable; retry later');
+    }
+    return { ok: true };
+  }
+}

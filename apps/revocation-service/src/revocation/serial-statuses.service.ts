@@ -1,0 +1,58 @@
+import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
+import { SerialStatus, Subjects } from '@licensing/contracts';
+import { BusClient } from '@licensing/shared/messaging';
+import { SerialStatusCache } from '../cache/serial-status.cache';
+
+/**
+ * The stored status of a batch of serials, from any organization (callers compare `org_id`):
+ * one MGET, then one request to the license service for every miss, whose answers go back into
+ * the cache. With Redis down everything is asked of the license service: slower, never wrong.
+ */
+@Injectable()
+export class SerialStatusesService implements BeforeApplicationShutdown {
+  private readonly fills = new Set<Promise<void>>();
+
+  constructor(
+    private readonly cache: SerialStatusCache,
+    private readonly bus: BusClient,
+  ) {}
+
+  /** `serials` must be distinct. Serials no one knows are absent from the map. */
+  async lookup(serials: readonly string[]): Promise<Map<string, SerialStatus>> {
+    const found = new Map<string, SerialStatus>();
+    let misses: readonly string[];
+    let cacheUp = true;
+    try {
+      const cached = await this.cache.getMany(serials);
+      for (const hit of cached.hits) found.set(hit.serial, hit);
+      misses = cached.misses;
+    } catch {
+      // Logged by the cache; fall through to the license service for the whole batch.
+      cacheUp = false;
+      misses = serials;
+    }
+    if (misses.length === 0) return found;
+
+    const stored = await this.bus.send<SerialStatus[]>(Subjects.license.statuses, { serials: misses });
+    for (const status of stored) found.set(status.serial, status);
+    if (cacheUp) {
+      const unknown = misses.filter((serial) => !found.has(serial));
+      this.fill(stored, unknown);
+    }
+    return found;
+  }
+
+  /** After the answer, not before it: a caller never waits for the cache to be written. */
+  private fill(stored: SerialStatus[], unknown: string[]): void {
+    const fill = this.cache
+      .put(stored, unknown)
+      .catch(() => undefined) // logged by the cache; the next miss fills it
+      .finally(() => this.fills.delete(fill));
+    this.fills.add(fill);
+  }
+
+  /** Lets fills in flight reach Redis before the cache's connection is closed. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(this.fills);
+  }
+}

@@ -1,0 +1,100 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsObject, IsString, IsUUID, Length, ValidateIf } from 'class-validator';
+import { PageQueryDto } from '../common/pagination.dto';
+import { Optional } from '../common/validation';
+import { LicenseStatus, VALIDATION_CODES, ValidationCode, VerifiedLicenseSummaryView } from '../licenses/license.dto';
+import { IsComponents } from './components.validator';
+
+export class CreateActivationDto {
+  @ApiPropertyOptional({ format: 'uuid', description: 'The license, by id (or give license_key)' })
+  @ValidateIf((dto: CreateActivationDto) => dto.license_key === undefined || dto.license_id !== undefined)
+  @IsUUID('all', { message: 'license_id must be a UUID (license_id or license_key is required)' })
+  license_id?: string;
+
+  @ApiPropertyOptional({ description: 'The license, by serial (or give license_id)' })
+  @ValidateIf((dto: CreateActivationDto) => dto.license_id === undefined || dto.license_key !== undefined)
+  @IsString({ message: 'license_key must be a serial (license_id or license_key is required)' })
+  @Length(1, 200)
+  license_key?: string;
+
+  @ApiProperty({ minLength: 1, maxLength: 512 })
+  @IsString()
+  @Length(1, 512)
+  fingerprint!: string;
+
+  @ApiPropertyOptional({ maxLength: 255 })
+  @Optional()
+  @IsString()
+  @Length(1, 255)
+  hostname?: string;
+
+  @ApiPropertyOptional({ maxLength: 100, example: 'linux-x64' })
+  @Optional()
+  @IsString()
+  @Length(1, 100)
+  platform?: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'Component name → component fingerprint (at most 20)',
+  })
+  @Optional()
+  @IsObject()
+  @IsComponents()
+  components?: Record<string, string>;
+}
+
+export class ListActivationsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ format: 'uuid' })
+  @Optional()
+  @IsUUID('all')
+  license_id?: string;
+}
+
+export class ActivationView {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ format: 'uuid' }) license_id!: string;
+  @ApiProperty() fingerprint!: string;
+  @ApiProperty({ nullable: true, type: String }) hostname!: string | null;
+  @ApiProperty({ nullable: true, type: String }) platform!: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) components!: Record<string, string>;
+  @ApiProperty({ format: 'date-time' }) created_at!: string;
+  @ApiProperty({ format: 'date-time' }) last_heartbeat_at!: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'null: no heartbeat required' })
+  expires_at!: string | null;
+}
+
+export class ActivationListView {
+  @ApiProperty({ type: [ActivationView] }) activations!: ActivationView[];
+  @ApiProperty() total!: number;
+}
+
+export class ValidateLicenseDto {
+  @ApiProperty({ description: 'The license key: its serial' })
+  @IsString()
+  @Length(1, 200)
+  key!: string;
+
+  @ApiPropertyOptional({ maxLength: 512 })
+  @Optional()
+  @IsString()
+  @Length(1, 512)
+  fingerprint?: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  @Optional()
+  @IsObject()
+  @IsComponents()
+  components?: Record<string, string>;
+}
+
+export class ValidationResultView {
+  @ApiProperty() valid!: boolean;
+  @ApiProperty({ enum: VALIDATION_CODES }) code!: ValidationCode;
+  @ApiProperty() detail!: string;
+  @ApiProperty({ type: VerifiedLicenseSummaryView, nullable: true }) license!:
+    | (VerifiedLicenseSummaryView & { status: LicenseStatus; max_seats: number })
+    | null;
+  @ApiProperty({ type: ActivationView, nullable: true }) activation!: ActivationView | null;
+}

@@ -1,0 +1,68 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsString,
+  IsUUID,
+  Length,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { LICENSE_STATUSES, LicenseStatus } from '../licenses/license.dto';
+import { MAX_SERIALS_PER_CHECK, SerialStatus } from './revocation.dto';
+
+/** Present, and either null or checked: a missing field is a sender's bug, not "none". */
+const NullButPresent = (): PropertyDecorator => ValidateIf((_object, value) => value !== null);
+
+/** One entry of a write-through, checked field by field (nothing nested to descend into). */
+export class SerialStatusItemDto implements SerialStatus {
+  @IsString()
+  @Length(1, 200)
+  serial!: string;
+
+  @IsUUID('all')
+  org_id!: string;
+
+  @IsUUID('all')
+  license_id!: string;
+
+  @IsUUID('all')
+  product_id!: string;
+
+  @IsIn(LICENSE_STATUSES)
+  status!: LicenseStatus;
+
+  @NullButPresent()
+  @IsISO8601()
+  revoked_at!: string | null;
+
+  @NullButPresent()
+  @IsISO8601()
+  valid_until!: string | null;
+
+  @IsInt()
+  @Min(0)
+  max_seats!: number;
+
+  @IsInt()
+  @Min(0)
+  version!: number;
+}
+
+/**
+ * revocation.cache.put.v1: the license service writes a change through to the cache before it
+ * answers its caller, so that the change is visible on every online path at once.
+ */
+export class SerialStatusPutDto {
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_SERIALS_PER_CHECK)
+  @ValidateNested({ each: true })
+  @Type(() => SerialStatusItemDto)
+  statuses!: SerialStatusItemDto[];
+}

@@ -1,0 +1,28 @@
+import { randomUUID } from 'node:crypto';
+import { EntityManager } from 'typeorm';
+import { EventType, LicensingEvent, eventSubject } from '@licensing/contracts';
+import { OutboxEventEntity } from './outbox-event.entity';
+
+/**
+ * Records an event inside the caller's transaction; the outbox relay publishes it after commit.
+ * `occurredAt` defaults to now; pass the change's own timestamp when there is one.
+ */
+export async function recordEvent<T>(
+  manager: EntityManager,
+  event: { type: EventType; orgId: string; data: T; occurredAt?: Date },
+): Promise<LicensingEvent<T>> {
+  const published: LicensingEvent<T> = {
+    id: randomUUID(),
+    type: event.type,
+    org_id: event.orgId,
+    occurred_at: (event.occurredAt ?? new Date()).toISOString(),
+    data: event.data,
+  };
+  await manager.insert(OutboxEventEntity, {
+    id: published.id,
+    subject: eventSubject(event.orgId, event.type),
+    payload: JSON.stringify(published),
+    createdAt: new Date(),
+  });
+  return published;
+}

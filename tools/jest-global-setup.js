@@ -1,0 +1,36 @@
+// Once per `npm test`: removes what earlier, interrupted test runs left behind — test databases
+// nobody is connected to, and JetStream streams of test namespaces older than an hour. Each test
+// file removes its own at the end; this only catches runs that were killed.
+const { Client } = require('pg');
+const { connect } = require('nats');
+
+const TEST_STREAM = /^t[0-9a-f]{10}_[A-Z_]+$/;
+const HOUR_MS = 3_600_000;
+
+module.exports = async function globalSetup() {
+  const pg = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
+  await pg.connect();
+  try {
+    const { rows } = await pg.query(
+      `SELECT datname FROM pg_database d
+        WHERE datname LIKE 'licensing\\_test\\_%'
+          AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`,
+    );
+    for (const { datname } of rows) await pg.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => undefined);
+  } finally {
+    await pg.end();
+  }
+
+  const nc = await connect({ servers: 'nats://127.0.0.1:4222' });
+  try {
+    const jsm = await nc.jetstreamManager();
+    for await (const stream of jsm.streams.list()) {
+      const { name } = stream.config;
+      if (TEST_STREAM.test(name) && Date.now() - Date.parse(stream.created) > HOUR_MS) {
+        await jsm.streams.delete(name).catch(() => false);
+      }
+    }
+  } finally {
+    await nc.close();
+  }
+};
