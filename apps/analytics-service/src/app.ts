@@ -20,9 +20,7 @@ export async function startAnalyticsService(config: AnalyticsServiceConfig): Pro
     host: config.HOST,
     healthPort: config.HEALTH_PORT,
     logger: createLogger('analytics-service', config.LOG_LEVEL),
-    beforeListen: async (app) => {
-      await migrate(app.get(DataSource), ANALYTICS_SCHEMA);
-      await app.get(SyncReportConsumer).start();
-    },
+    beforeInit: (app) => migrate(app.get(DataSource), ANALYTICS_SCHEMA),
+    beforeListen: (app) => app.get(SyncReportConsumer).start(),
   });
 }

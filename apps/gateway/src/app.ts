@@ -44,8 +44,8 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   registerAuthentication(fastify, app.get(ApiKeysService));
   serveOpenApi(app);
 
-  await app.init();
   await migrate(app.get(DataSource), GATEWAY_SCHEMA);
+  await app.init();
   if (config.BOOTSTRAP_DEFAULT_ORG) await bootstrapDefaultOrganization(app.get(OrganizationsService));
   await app.listen(config.PORT, config.HOST);
   return app;

@@ -16,6 +16,6 @@ export async function startLicenseService(config: LicenseServiceConfig): Promise
     host: config.HOST,
     healthPort: config.HEALTH_PORT,
     logger: createLogger('license-service', config.LOG_LEVEL),
-    beforeListen: (app) => migrate(app.get(DataSource), LICENSE_SCHEMA),
+    beforeInit: (app) => migrate(app.get(DataSource), LICENSE_SCHEMA),
   });
 }

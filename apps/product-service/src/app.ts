@@ -16,6 +16,6 @@ export async function startProductService(config: ProductServiceConfig): Promise
     host: config.HOST,
     healthPort: config.HEALTH_PORT,
     logger: createLogger('product-service', config.LOG_LEVEL),
-    beforeListen: (app) => migrate(app.get(DataSource), PRODUCT_SCHEMA),
+    beforeInit: (app) => migrate(app.get(DataSource), PRODUCT_SCHEMA),
   });
 }

@@ -183,7 +183,7 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
       return;
     }
     this.logger.warn({
-      msg: 'redis unavailable; answering from the license service',
+      msg: 'redis unavailable: reads fall back to the license service, writes are refused',
       operation,
       err: error instanceof Error ? error.message : String(error),
       suppressed: this.suppressedWarnings,

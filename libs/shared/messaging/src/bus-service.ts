@@ -12,7 +12,12 @@ export interface BusServiceOptions {
   host: string;
   healthPort: number;
   logger: Logger;
-  /** Runs after the module graph is up and before any message is taken (migrations, cache warm-up). */
+  /**
+   * Runs once the providers exist (the DataSource is connected) but before any lifecycle hook: the
+   * place for migrations, so that background workers started by hooks find their tables.
+   */
+  beforeInit?: (app: INestApplication) => Promise<void>;
+  /** Runs after the lifecycle hooks and before any message is taken. */
   beforeListen?: (app: INestApplication) => Promise<void>;
 }
 
@@ -39,6 +44,7 @@ export async function startBusService(module: Type | DynamicModule, options: Bus
     },
     { inheritAppConfig: true },
   );
+  await options.beforeInit?.(app);
   await app.init();
   await options.beforeListen?.(app);
   await app.startAllMicroservices();
