@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, PickType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -198,34 +198,13 @@ export const PATCHABLE_STATUSES = ['active', 'suspended'] as const;
  * PATCH: any subset of these. `null` clears customer_id, customer_email and hardware_binding, and
  * makes valid_until perpetual. `status` moves only between active and suspended.
  */
-export class UpdateLicenseDto {
-  @ApiPropertyOptional({ maxLength: 255, nullable: true })
-  @Nullable()
-  @IsString()
-  @Length(1, 255)
-  customer_id?: string | null;
-
-  @ApiPropertyOptional({ format: 'email', maxLength: 320, nullable: true })
-  @Nullable()
-  @IsEmail()
-  @MaxLength(320)
-  customer_email?: string | null;
-
-  @ApiPropertyOptional({ type: [String] })
-  @Optional()
-  @IsArray()
-  @ArrayMaxSize(MAX_FEATURES)
-  @IsString({ each: true })
-  @Length(1, 100, { each: true })
-  features?: string[];
-
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_SEATS })
-  @Optional()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_SEATS)
-  max_seats?: number;
-
+export class UpdateLicenseDto extends PickType(CreateLicenseDto, [
+  'customer_id',
+  'customer_email',
+  'features',
+  'max_seats',
+  'hardware_binding',
+] as const) {
   @ApiPropertyOptional({
     format: 'date-time',
     nullable: true,
@@ -234,13 +213,6 @@ export class UpdateLicenseDto {
   @Nullable()
   @IsDateString({ strict: true })
   valid_until?: string | null;
-
-  @ApiPropertyOptional({ type: HardwareBindingDto, nullable: true })
-  @Nullable()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => HardwareBindingDto)
-  hardware_binding?: HardwareBindingDto | null;
 
   @ApiPropertyOptional({ enum: PATCHABLE_STATUSES })
   @Optional()

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { ClientNats } from '@nestjs/microservices';
-import { JSONCodec, NatsConnection, Subscription } from 'nats';
+import { JSONCodec, JetStreamClient, NatsConnection, Subscription } from 'nats';
 import { TimeoutError, lastValueFrom, timeout } from 'rxjs';
 import { DomainError, toDomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
@@ -26,6 +26,7 @@ export interface BusClientOptions {
 export class BusClient implements OnApplicationShutdown {
   private readonly logger = new Logger(BusClient.name);
   private readonly client: ClientNats;
+  private jetstream?: JetStreamClient;
 
   constructor(private readonly options: BusClientOptions) {
     this.client = new ClientNats({
@@ -75,9 +76,8 @@ export class BusClient implements OnApplicationShutdown {
   /** Publishes to JetStream and resolves once the stream has stored it (at-least-once, de-duplicated by `messageId`). */
   async publishDurable(subject: string, payload: string | Uint8Array, messageId: string): Promise<void> {
     const data = typeof payload === 'string' ? new TextEncoder().encode(payload) : payload;
-    await this.connection()
-      .jetstream()
-      .publish(namespaced(this.options.namespace, subject), data, { msgID: messageId });
+    this.jetstream ??= this.connection().jetstream();
+    await this.jetstream.publish(namespaced(this.options.namespace, subject), data, { msgID: messageId });
   }
 
   get namespace(): string {
