@@ -12,13 +12,18 @@ import { GATEWAY_MIGRATIONS } from './migrations';
 const USAGE = 'usage: npm run cli -- org create "<name>"\n';
 
 /** Operator commands; run through tools/cli.js. Answers the process exit code. */
-export async function runCli(argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
+export async function runCli(
+  argv: string[],
+  out: NodeJS.WritableStream = process.stdout,
+  env: Record<string, string | undefined> = process.env,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const [noun, verb, name] = argv;
   if (noun !== 'org' || verb !== 'create' || !name?.trim() || name.length > 255) {
-    process.stderr.write(USAGE);
+    err.write(USAGE);
     return 2;
   }
-  const config = loadGatewayConfig();
+  const config = loadGatewayConfig(env);
   if (config.DATABASE_AUTO_CREATE) await ensureDatabase(config.DATABASE_URL);
 
   @Module({
@@ -45,7 +50,7 @@ export async function runCli(argv: string[], out: NodeJS.WritableStream = proces
     return 0;
   } catch (error) {
     if (error instanceof DomainError) {
-      process.stderr.write(`${error.message}\n`);
+      err.write(`${error.message}\n`);
       return 1;
     }
     new Logger('cli').error(error);
