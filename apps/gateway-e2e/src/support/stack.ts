@@ -1,15 +1,9 @@
 import { INestApplication } from '@nestjs/common';
-import { startAnalyticsService } from '../../../analytics-service/src/app';
-import { loadAnalyticsServiceConfig } from '../../../analytics-service/src/config';
-import { startGateway } from '../../../gateway/src/app';
-import { loadGatewayConfig } from '../../../gateway/src/config';
-import { OrganizationsService } from '../../../gateway/src/identity/organizations.service';
-import { startLicenseService } from '../../../license-service/src/app';
-import { loadLicenseServiceConfig } from '../../../license-service/src/config';
-import { startProductService } from '../../../product-service/src/app';
-import { loadProductServiceConfig } from '../../../product-service/src/config';
-import { startRevocationService } from '../../../revocation-service/src/app';
-import { loadRevocationServiceConfig } from '../../../revocation-service/src/config';
+import { loadAnalyticsServiceConfig, startAnalyticsService } from '@licensing/app/analytics-service';
+import { OrganizationsService, loadGatewayConfig, startGateway } from '@licensing/app/gateway';
+import { loadLicenseServiceConfig, startLicenseService } from '@licensing/app/license-service';
+import { loadProductServiceConfig, startProductService } from '@licensing/app/product-service';
+import { loadRevocationServiceConfig, startRevocationService } from '@licensing/app/revocation-service';
 import { ApiClient, deleteNamespaceStreams, testEnv, uniqueNamespace } from '@licensing/shared/testing';
 
 export interface TestOrganization {
