@@ -415,6 +415,19 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       }
     });
 
+    it('treats an empty body sent as application/json as no body', async () => {
+      const other = await stack.newOrganization();
+      const keyPair = await other.api.post('/api/v1/key-pairs', {});
+      const deleted = await other.api.request('DELETE', `/api/v1/key-pairs/${keyPair.body.id}`, '', {
+        'content-type': 'application/json',
+      });
+      expect(deleted.status).toBe(200);
+      // A POST that needs a body still says which fields are missing.
+      const create = await other.api.request('POST', '/api/v1/products', '', { 'content-type': 'application/json' });
+      expectProblem(create, 400, 'validation_failed');
+      expect(create.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'name' })]));
+    });
+
     it('answers 400 validation_failed for a JSON body that is not an object', async () => {
       for (const body of ['"just a string"', '42', 'null', '[]']) {
         const response = await org.api.post('/api/v1/licenses', body);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { IncomingMessage } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { FastifyInstance } from 'fastify';
 import { DataSource } from 'typeorm';
 import { ensureDatabase, migrate } from '@licensing/shared/database';
 import { NestPinoLogger, createLogger } from '@licensing/shared/logging';
@@ -34,6 +35,7 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config), adapter, {
     logger: new NestPinoLogger(logger),
     abortOnError: false,
+    bodyParser: false,
   });
   app.enableShutdownHooks();
 
@@ -42,6 +44,7 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
     void reply.header('x-request-id', request.id);
   });
   registerAuthentication(fastify, app.get(ApiKeysService));
+  acceptEmptyJsonBodies(fastify);
   serveOpenApi(app);
 
   await migrate(app.get(DataSource), GATEWAY_SCHEMA);
@@ -59,5 +62,18 @@ async function bootstrapDefaultOrganization(organizations: OrganizationsService)
     `\n  Created organization "default" (${created.id}).\n` +
       `  Its admin API key, shown only this once:\n\n    ${created.adminKey.key}\n\n` +
       `  export LICENSING_API_KEY=${created.adminKey.key}\n\n`,
+  );
+}
+
+/**
+ * Many HTTP clients send `Content-Type: application/json` on every request, DELETE and heartbeat
+ * included, with no body. Fastify's JSON parser refuses an empty body; this one reads it as no
+ * body, and keeps the default parser (with its prototype-poisoning protection) for everything else.
+ */
+function acceptEmptyJsonBodies(fastify: FastifyInstance): void {
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (request, body, done) =>
+    body === '' ? done(null, undefined) : parseJson(request, body as string, done),
   );
 }
