@@ -1,14 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { ClientNats } from '@nestjs/microservices';
-import { JSONCodec, JetStreamClient, NatsConnection, Subscription } from 'nats';
-import { TimeoutError, lastValueFrom, timeout } from 'rxjs';
+import { ErrorCode, JSONCodec, JetStreamClient, NatsConnection, NatsError, Subscription } from 'nats';
 import { DomainError, toDomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
 import { BusEnvelope } from './envelope';
 import { namespaced } from './subjects';
 
 const codec = JSONCodec();
+
+/** A reply of Nest's NATS transport. */
+interface ReplyPacket<T> {
+  id: string;
+  response?: T;
+  err?: unknown;
+  isDisposed?: boolean;
+}
 
 export interface BusClientOptions {
   natsUrl: string;
@@ -40,20 +47,33 @@ export class BusClient implements OnApplicationShutdown {
     await this.client.connect();
   }
 
+  /**
+   * One request/reply. It speaks the wire format of Nest's NATS transport (`{pattern, data, id}`
+   * out, `{id, response | err}` back), so the services keep plain @MessagePattern handlers, but it
+   * goes through nats.js's own request(): one shared reply subscription for all requests, where
+   * Nest's ClientNats subscribes and unsubscribes for every single one. A subject nobody serves
+   * fails at once (no responders) instead of waiting for the timeout.
+   */
   async send<TReply>(subject: string, data: unknown): Promise<TReply> {
     const current = requestContext.current();
+    const target = namespaced(this.options.namespace, subject);
     const envelope: BusEnvelope = {
       ctx: { request_id: current?.request_id ?? randomUUID(), org_id: current?.org_id },
       data,
     };
-    const reply$ = this.client
-      .send<TReply>(namespaced(this.options.namespace, subject), envelope)
-      .pipe(timeout({ first: this.options.timeoutMs }));
+    let packet: ReplyPacket<TReply>;
     try {
-      return await lastValueFrom(reply$);
+      const reply = await this.connection().request(
+        target,
+        codec.encode({ pattern: target, data: envelope, id: randomUUID() }),
+        { timeout: this.options.timeoutMs },
+      );
+      packet = codec.decode(reply.data) as ReplyPacket<TReply>;
     } catch (error) {
       throw this.translate(subject, error);
     }
+    if (packet.err !== undefined && packet.err !== null) throw this.translate(subject, packet.err);
+    return packet.response as TReply;
   }
 
   /**
@@ -92,7 +112,11 @@ export class BusClient implements OnApplicationShutdown {
   private translate(subject: string, error: unknown): DomainError {
     const known = toDomainError(error);
     if (known) return known;
-    if (error instanceof TimeoutError) {
+    if (error instanceof NatsError && error.code === ErrorCode.NoResponders) {
+      this.logger.warn({ subject, msg: 'no service answers this subject' });
+      return new DomainError('unavailable', 'A backing service is unavailable; retry later');
+    }
+    if (error instanceof NatsError && error.code === ErrorCode.Timeout) {
       this.logger.warn({ subject, msg: 'bus request timed out' });
       return new DomainError('unavailable', 'A backing service did not answer in time; retry later');
     }

@@ -34,7 +34,7 @@ type Reply = { response: unknown } | { err: unknown };
  * can be tested alone against the real NATS with its neighbour's answers scripted by the test.
  */
 export class ScriptedPeer {
-  private readonly codec = JSONCodec<{ id: string; data: { ctx: unknown; data: unknown } }>();
+  private readonly codec = JSONCodec<{ id: string; data: { ctx: { request_id: string; org_id?: string }; data: unknown } }>();
   private readonly subscriptions: Subscription[] = [];
 
   private constructor(
@@ -46,13 +46,13 @@ export class ScriptedPeer {
     return new ScriptedPeer(await connect({ servers: NATS_URL }), namespace);
   }
 
-  /** Answers `subject` with what `handler` returns for each request's payload. */
-  on(subject: string, handler: (data: any) => Reply | Promise<Reply>): this {
+  /** Answers `subject` with what `handler` returns for each request's payload (and its context). */
+  on(subject: string, handler: (data: any, ctx: { request_id: string; org_id?: string }) => Reply | Promise<Reply>): this {
     const subscription = this.connection.subscribe(namespaced(this.namespace, subject), {
       callback: (error, message) => {
         if (error) return;
         const request = this.codec.decode(message.data);
-        void Promise.resolve(handler(request.data.data)).then((reply) =>
+        void Promise.resolve(handler(request.data.data, request.data.ctx)).then((reply) =>
           message.respond(JSONCodec().encode({ id: request.id, isDisposed: true, ...reply })),
         );
       },
