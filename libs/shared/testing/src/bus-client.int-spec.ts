@@ -1,9 +1,14 @@
 import { DomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
-import { ScriptedPeer, uniqueNamespace } from '@licensing/shared/testing';
-import { BusClient } from './bus-client';
+import { BusClient } from '@licensing/shared/messaging';
+import { ScriptedPeer } from './bus';
+import { uniqueNamespace } from './environment';
 
-/** The bus client against the real NATS, with the far side scripted in Nest's wire format. */
+/**
+ * The messaging library's BusClient against the real NATS, with the far side played by this
+ * library's ScriptedPeer in Nest's wire format (here rather than in messaging, which testing
+ * depends on).
+ */
 describe('BusClient', () => {
   const namespace = uniqueNamespace();
   let client: BusClient;
