@@ -1,19 +1,26 @@
 import { LoggerService } from '@nestjs/common';
-import pino, { Logger, LevelWithSilent } from 'pino';
+import pino, { DestinationStream, Logger, LevelWithSilent } from 'pino';
 import { requestContext } from './request-context';
 
 /**
  * One JSON logger per process. Every line written while a request is being handled carries its
  * `request_id`, `org_id` and bus `subject`, read from the async context rather than passed around.
  */
-export function createLogger(service: string, level: LevelWithSilent = 'info'): Logger {
-  return pino({
-    level,
-    base: { service },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-    mixin: () => ({ ...requestContext.current() }),
-  });
+export function createLogger(
+  service: string,
+  level: LevelWithSilent = 'info',
+  destination: DestinationStream = pino.destination(1),
+): Logger {
+  return pino(
+    {
+      level,
+      base: { service },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      mixin: () => ({ ...requestContext.current() }),
+    },
+    destination,
+  );
 }
 
 /** Lets Nest's own logging (bootstrap, route mapping, errors) go through the same pino logger. */

@@ -1,0 +1,91 @@
+import { Logger, Module } from '@nestjs/common';
+import { INestApplication } from '@nestjs/common';
+import { MessagePattern } from '@nestjs/microservices';
+import { Writable } from 'node:stream';
+import { DomainError } from '@licensing/shared/errors';
+import { createLogger, requestContext } from '@licensing/shared/logging';
+import { BusClient, BusController, BusData, BusOrg, startBusService } from '@licensing/shared/messaging';
+import { IsString } from 'class-validator';
+import { uniqueNamespace } from './environment';
+
+class GreetDto {
+  @IsString() name!: string;
+}
+
+@BusController()
+class GreetingController {
+  private readonly logger = new Logger('Greeting');
+
+  @MessagePattern('test.greet.v1')
+  greet(@BusOrg() orgId: string, @BusData() dto: GreetDto): { greeting: string } {
+    this.logger.log({ msg: 'greeting', name: dto.name });
+    if (dto.name === 'nobody') throw DomainError.notFound('Person', dto.name);
+    return { greeting: `hello ${dto.name} of ${orgId}` };
+  }
+}
+
+@Module({ controllers: [GreetingController] })
+class GreetingModule {}
+
+/**
+ * A bus service built like ours (startBusService, @BusController), on the real NATS: every log
+ * line a request causes carries its request id, organization and subject, and errors keep their
+ * code across the bus.
+ */
+describe('request context across the bus', () => {
+  const namespace = uniqueNamespace();
+  const lines: Array<Record<string, unknown>> = [];
+  let app: INestApplication;
+  let client: BusClient;
+
+  beforeAll(async () => {
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    app = await startBusService(GreetingModule, {
+      queue: 'greeting',
+      natsUrl: 'nats://127.0.0.1:4222',
+      namespace,
+      host: '127.0.0.1',
+      healthPort: 0,
+      logger: createLogger('greeting-service', 'info', sink),
+    });
+    client = new BusClient({ natsUrl: 'nats://127.0.0.1:4222', namespace, timeoutMs: 5_000, name: 'test' });
+    await client.connect();
+  });
+
+  afterAll(async () => {
+    await client.onApplicationShutdown();
+    await app.close();
+  });
+
+  it("puts the caller's request id, organization and the subject on the service's log lines", async () => {
+    const reply = await requestContext.run({ request_id: 'req-abc', org_id: 'org-1' }, () =>
+      client.send('test.greet.v1', { name: 'ada' }),
+    );
+    expect(reply).toEqual({ greeting: 'hello ada of org-1' });
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        service: 'greeting-service',
+        level: 'info',
+        msg: 'greeting',
+        name: 'ada',
+        request_id: 'req-abc',
+        org_id: 'org-1',
+        subject: `${namespace}.test.greet.v1`,
+      }),
+    );
+  });
+
+  it('validates the payload with the DTO and answers typed errors', async () => {
+    await expect(
+      requestContext.run({ request_id: 'r', org_id: 'o' }, () => client.send('test.greet.v1', { name: 1 })),
+    ).rejects.toMatchObject({ code: 'validation_failed', status: 400, errors: [expect.objectContaining({ field: 'name' })] });
+    await expect(
+      requestContext.run({ request_id: 'r', org_id: 'o' }, () => client.send('test.greet.v1', { name: 'nobody' })),
+    ).rejects.toMatchObject({ code: 'not_found', status: 404 });
+  });
+});
