@@ -464,9 +464,19 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
         ['/products/{id}', ['get', 'put', 'delete']],
         ['/products/{id}/public-key', ['get']],
         ['/licenses', ['get', 'post']],
-        ['/licenses/{id}', ['get', 'delete']],
+        ['/licenses/{id}', ['get', 'patch', 'delete']],
         ['/licenses/{id}/download', ['get']],
+        ['/licenses/{id}/usage', ['get']],
         ['/licenses/verify', ['post']],
+        ['/licenses/validate', ['post']],
+        ['/licenses/check-revocation', ['post']],
+        ['/licenses/sync', ['post']],
+        ['/activations', ['get', 'post']],
+        ['/activations/{id}', ['delete']],
+        ['/activations/{id}/heartbeat', ['post']],
+        ['/analytics/usage', ['get']],
+        ['/analytics/features', ['get']],
+        ['/analytics/versions', ['get']],
         ['/key-pairs', ['get', 'post']],
         ['/key-pairs/{id}', ['get', 'delete']],
         ['/api-keys', ['get', 'post']],
@@ -482,7 +492,16 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
         }
       }
 
-      for (const schema of ['CreateProductDto', 'CreateLicenseDto', 'VerifyLicenseDto']) {
+      for (const schema of [
+        'CreateProductDto',
+        'CreateLicenseDto',
+        'VerifyLicenseDto',
+        'UpdateLicenseDto',
+        'CheckRevocationDto',
+        'SyncReportDto',
+        'CreateActivationDto',
+        'ValidateLicenseDto',
+      ]) {
         expect({ schema, present: schema in (document.components?.schemas ?? {}) }).toEqual({ schema, present: true });
       }
       const bodyRef = (path: string, method: string) => document.paths[path][method].requestBody?.content?.['application/json']?.schema?.$ref;
