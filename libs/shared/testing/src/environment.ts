@@ -12,8 +12,8 @@ export function uniqueNamespace(prefix = 't'): string {
   return `${prefix}${randomBytes(5).toString('hex')}`;
 }
 
-export const TEST_DATABASE_PREFIX = 'licensing_test_';
-export const TEST_DATABASE_NAME = `${TEST_DATABASE_PREFIX}${uniqueNamespace('f')}`;
+/** `licensing_test_` + random: tools/jest-global-setup.js removes leftovers by that prefix. */
+export const TEST_DATABASE_NAME = `licensing_test_${uniqueNamespace('f')}`;
 export const TEST_DATABASE_URL = `postgres://postgres@127.0.0.1:5432/${TEST_DATABASE_NAME}`;
 
 /** The environment a service under test is configured from: this file's database, no fixed ports, quiet logs. */
