@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { ClientNats } from '@nestjs/microservices';
-import { ErrorCode, JSONCodec, JetStreamClient, NatsConnection, NatsError, Subscription } from 'nats';
+import { ErrorCode, JSONCodec, JetStreamClient, NatsConnection, NatsError, Subscription, connect } from 'nats';
 import { DomainError, toDomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
 import { BusEnvelope } from './envelope';
@@ -32,19 +31,18 @@ export interface BusClientOptions {
 @Injectable()
 export class BusClient implements OnApplicationShutdown {
   private readonly logger = new Logger(BusClient.name);
-  private readonly client: ClientNats;
+  private nats?: NatsConnection;
   private jetstream?: JetStreamClient;
 
-  constructor(private readonly options: BusClientOptions) {
-    this.client = new ClientNats({
-      servers: options.natsUrl.split(','),
-      name: options.name,
+  constructor(private readonly options: BusClientOptions) {}
+
+  /** Connects once; afterwards nats.js reconnects by itself, for ever, across NATS restarts. */
+  async connect(): Promise<void> {
+    this.nats ??= await connect({
+      servers: this.options.natsUrl.split(','),
+      name: this.options.name,
       maxReconnectAttempts: -1,
     });
-  }
-
-  async connect(): Promise<void> {
-    await this.client.connect();
   }
 
   /**
@@ -106,7 +104,8 @@ export class BusClient implements OnApplicationShutdown {
 
   /** The underlying NATS connection, for JetStream consumers. */
   connection(): NatsConnection {
-    return this.client.unwrap<NatsConnection>();
+    if (!this.nats) throw new Error('BusClient used before connect()');
+    return this.nats;
   }
 
   private translate(subject: string, error: unknown): DomainError {
@@ -124,7 +123,8 @@ export class BusClient implements OnApplicationShutdown {
     return new DomainError('unavailable', 'A backing service is unavailable; retry later');
   }
 
+  /** Runs after the server side stopped taking messages (Nest closes microservices first). */
   async onApplicationShutdown(): Promise<void> {
-    await this.client.close();
+    if (this.nats && !this.nats.isClosed()) await this.nats.close();
   }
 }
