@@ -60,7 +60,10 @@ export async function ensureDatabase(url: string): Promise<void> {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (!rowCount) {
       await client.query(`CREATE DATABASE "${name}"`).catch((error: { code?: string }) => {
-        if (error.code !== '42P04') throw error; // created meanwhile by another process
+        // Created meanwhile by another process: every service of `npm start` boots at once on a
+        // fresh machine. PostgreSQL reports that race as duplicate_database, or as a unique
+        // violation on pg_database when both CREATEs get as far as the catalog.
+        if (error.code !== '42P04' && error.code !== '23505') throw error;
       });
     }
   } finally {
