@@ -1,5 +1,7 @@
 // Lint rules that catch real bugs (type-aware) and the architecture's import rules. Formatting is
-// Prettier's job, not ESLint's.
+// Prettier's job, not ESLint's. The boundaries rule reads Nx's cached project graph, so
+// `npm run lint` computes it first (`nx show projects`): on a fresh clone the rule would otherwise
+// be skipped with a warning.
 const nx = require('@nx/eslint-plugin');
 const tseslint = require('typescript-eslint');
 
@@ -35,7 +37,10 @@ module.exports = tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
-      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      '@typescript-eslint/switch-exhaustiveness-check': [
+        'error',
+        { considerDefaultExhaustiveForUnions: true },
+      ],
       eqeqeq: ['error', 'always'],
       '@nx/enforce-module-boundaries': boundaries(),
     },

@@ -52,7 +52,8 @@ function run(title, request, key) {
 }
 
 async function main() {
-  if (!adminKey) throw new Error('Set LICENSING_API_KEY to an admin key (npm start prints one on first boot)');
+  if (!adminKey)
+    throw new Error('Set LICENSING_API_KEY to an admin key (npm start prints one on first boot)');
   const keyPair = await api('POST', '/key-pairs', { name: 'bench' });
   const product = await api('POST', '/products', {
     name: 'Bench',
@@ -66,21 +67,37 @@ async function main() {
   const serials = licenses.map((l) => l.serial);
 
   process.stdout.write(`${connections} connections, ${duration} s per path, against ${base}\n`);
-  await run('check-revocation (100 serials)', {
-    method: 'POST',
-    path: '/api/v1/licenses/check-revocation',
-    body: JSON.stringify({ serials }),
-  }, client.key);
-  await run('sync', {
-    method: 'POST',
-    path: '/api/v1/licenses/sync',
-    body: JSON.stringify({ license_serial: serials[1], hardware_fingerprint: 'bench', app_version: '1.0.0' }),
-  }, client.key);
-  await run('verify (product_id)', {
-    method: 'POST',
-    path: '/api/v1/licenses/verify',
-    body: JSON.stringify({ license_blob: licenses[1].license_blob, product_id: product.id }),
-  }, client.key);
+  await run(
+    'check-revocation (100 serials)',
+    {
+      method: 'POST',
+      path: '/api/v1/licenses/check-revocation',
+      body: JSON.stringify({ serials }),
+    },
+    client.key,
+  );
+  await run(
+    'sync',
+    {
+      method: 'POST',
+      path: '/api/v1/licenses/sync',
+      body: JSON.stringify({
+        license_serial: serials[1],
+        hardware_fingerprint: 'bench',
+        app_version: '1.0.0',
+      }),
+    },
+    client.key,
+  );
+  await run(
+    'verify (product_id)',
+    {
+      method: 'POST',
+      path: '/api/v1/licenses/verify',
+      body: JSON.stringify({ license_blob: licenses[1].license_blob, product_id: product.id }),
+    },
+    client.key,
+  );
   process.stdout.write(
     `reproduce: LICENSING_API_KEY=… node bench/hot-paths.js --duration ${duration} --connections ${connections}\n`,
   );

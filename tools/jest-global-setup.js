@@ -16,7 +16,8 @@ module.exports = async function globalSetup() {
         WHERE datname LIKE 'licensing\\_test\\_%'
           AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`,
     );
-    for (const { datname } of rows) await pg.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => undefined);
+    for (const { datname } of rows)
+      await pg.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => undefined);
   } finally {
     await pg.end();
   }

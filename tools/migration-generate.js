@@ -27,7 +27,11 @@ async function main() {
       return;
     }
     const timestamp = Date.now();
-    const quote = (q) => '`' + q.query.replace(/`/g, '\\`') + '`' + (q.parameters?.length ? `, ${JSON.stringify(q.parameters)}` : '');
+    const quote = (q) =>
+      '`' +
+      q.query.replace(/`/g, '\\`') +
+      '`' +
+      (q.parameters?.length ? `, ${JSON.stringify(q.parameters)}` : '');
     const body = `import { MigrationInterface, QueryRunner } from 'typeorm';
 
 export class ${name}${timestamp} implements MigrationInterface {
@@ -38,7 +42,10 @@ ${sql.upQueries.map((q) => `    await queryRunner.query(${quote(q)});`).join('\n
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-${sql.downQueries.reverse().map((q) => `    await queryRunner.query(${quote(q)});`).join('\n')}
+${sql.downQueries
+  .reverse()
+  .map((q) => `    await queryRunner.query(${quote(q)});`)
+  .join('\n')}
   }
 }
 `;

@@ -6,10 +6,14 @@ const path = require('node:path');
 const services = require('./services');
 
 const root = path.join(__dirname, '..');
-const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'], {
-  cwd: root,
-  stdio: 'inherit',
-});
+const build = spawnSync(
+  process.execPath,
+  [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'],
+  {
+    cwd: root,
+    stdio: 'inherit',
+  },
+);
 if (build.status !== 0) process.exit(build.status ?? 1);
 
 const children = new Map();

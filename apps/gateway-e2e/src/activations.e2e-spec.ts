@@ -21,14 +21,21 @@ describe('activations and seats', () => {
 
   it('gives exactly 5 of 50 parallel activations of a 5-seat license a seat; the other 45 get seat_limit_reached', async () => {
     const { product } = await productWithKeyPair(org.api);
-    const license = await createLicense(org.api, { product_id: product.id, license_type: 'floating', max_seats: 5 });
+    const license = await createLicense(org.api, {
+      product_id: product.id,
+      license_type: 'floating',
+      max_seats: 5,
+    });
     const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => activate(org.api, { license_id: license.id, fingerprint: `machine-${i}` })),
+      Array.from({ length: 50 }, (_, i) =>
+        activate(org.api, { license_id: license.id, fingerprint: `machine-${i}` }),
+      ),
     );
     expect(answers.filter((a) => a.status === 201)).toHaveLength(5);
     const refused = answers.filter((a) => a.status !== 201);
     expect(refused).toHaveLength(45);
-    for (const answer of refused) expect(answer.body).toMatchObject({ status: 409, code: 'seat_limit_reached' });
+    for (const answer of refused)
+      expect(answer.body).toMatchObject({ status: 409, code: 'seat_limit_reached' });
     const listed = await org.api.get(`/v1/activations?license_id=${license.id}`);
     expect(listed.body.total).toBe(5);
   });
@@ -46,7 +53,11 @@ describe('activations and seats', () => {
   it('answers the existing activation (200) when the same fingerprint activates again', async () => {
     const { product } = await productWithKeyPair(org.api);
     const license = await createLicense(org.api, { product_id: product.id });
-    const first = await activate(org.api, { license_id: license.id, fingerprint: 'same', hostname: 'build-01' });
+    const first = await activate(org.api, {
+      license_id: license.id,
+      fingerprint: 'same',
+      hostname: 'build-01',
+    });
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({
       license_id: license.id,
@@ -64,12 +75,17 @@ describe('activations and seats', () => {
   it('binds a node-locked license to its first machine and refuses any other', async () => {
     const { product } = await productWithKeyPair(org.api);
     const license = await createLicense(org.api, { product_id: product.id, license_type: 'node_locked' });
-    expect((await activate(org.api, { license_id: license.id, fingerprint: 'first-machine' })).status).toBe(201);
+    expect((await activate(org.api, { license_id: license.id, fingerprint: 'first-machine' })).status).toBe(
+      201,
+    );
     const bound = await org.api.get(`/v1/licenses/${license.id}`);
     expect(bound.body.hardware_binding).toEqual({ fingerprint: 'first-machine' });
     expect(bound.body.license_blob).not.toBe(license.license_blob);
     const claims = JSON.parse(
-      Buffer.from(Buffer.from(bound.body.license_blob, 'base64').toString().split('.')[1], 'base64url').toString(),
+      Buffer.from(
+        Buffer.from(bound.body.license_blob, 'base64').toString().split('.')[1],
+        'base64url',
+      ).toString(),
     );
     expect(claims.hardware_binding).toEqual({ fingerprint: 'first-machine' });
 
@@ -99,7 +115,9 @@ describe('activations and seats', () => {
     expect((await org.api.patch(`/v1/licenses/${suspended.id}`, { status: 'suspended' })).status).toBe(200);
     const expired = await createLicense(org.api, { product_id: product.id });
     // The earliest end allowed (never before valid_from), and already past.
-    expect((await org.api.patch(`/v1/licenses/${expired.id}`, { valid_until: expired.valid_from })).status).toBe(200);
+    expect(
+      (await org.api.patch(`/v1/licenses/${expired.id}`, { valid_until: expired.valid_from })).status,
+    ).toBe(200);
     for (const license of [revoked, suspended, expired]) {
       const answer = await activate(org.api, { license_id: license.id, fingerprint: 'm' });
       expect(answer.status).toBe(422);
@@ -135,9 +153,9 @@ describe('activations and seats', () => {
     const newcomer = await activate(org.api, { license_id: license.id, fingerprint: 'newcomer' });
     expect(newcomer.status).toBe(201);
     expect((await org.api.post(`/v1/activations/${silent.body.id}/heartbeat`)).status).toBe(404);
-    expect((await org.api.get(`/v1/activations?license_id=${license.id}`)).body.activations.map((a: any) => a.id)).toEqual([
-      newcomer.body.id,
-    ]);
+    expect(
+      (await org.api.get(`/v1/activations?license_id=${license.id}`)).body.activations.map((a: any) => a.id),
+    ).toEqual([newcomer.body.id]);
   });
 
   it('lets a client key activate, heartbeat, validate and deactivate, but not list', async () => {
@@ -147,9 +165,9 @@ describe('activations and seats', () => {
     const created = await activate(client, { license_key: license.serial, fingerprint: 'laptop' });
     expect(created.status).toBe(201);
     expect((await client.post(`/v1/activations/${created.body.id}/heartbeat`)).status).toBe(200);
-    expect((await client.post('/v1/licenses/validate', { key: license.serial, fingerprint: 'laptop' })).body.code).toBe(
-      'VALID',
-    );
+    expect(
+      (await client.post('/v1/licenses/validate', { key: license.serial, fingerprint: 'laptop' })).body.code,
+    ).toBe('VALID');
     expect((await client.get(`/v1/activations?license_id=${license.id}`)).status).toBe(403);
     expect((await client.get(`/v1/licenses/${license.id}`)).status).toBe(403);
     const deleted = await client.delete(`/v1/activations/${created.body.id}`);
@@ -162,7 +180,11 @@ describe('activations and seats', () => {
 
   it('runs a floating license of 3 seats: 3 machines in, a 4th refused, a silent one frees its seat', async () => {
     const { product } = await productWithKeyPair(org.api, { activation_heartbeat_interval: 1 });
-    const license = await createLicense(org.api, { product_id: product.id, license_type: 'floating', max_seats: 3 });
+    const license = await createLicense(org.api, {
+      product_id: product.id,
+      license_type: 'floating',
+      max_seats: 3,
+    });
     const machines = await Promise.all(
       ['a', 'b', 'c'].map((fingerprint) => activate(org.api, { license_id: license.id, fingerprint })),
     );
@@ -216,7 +238,11 @@ describe('validate by key', () => {
     const valid = await validate({ key: license.serial });
     expect(valid.status).toBe(200);
     expect(valid.body).toMatchObject({ valid: true, code: 'VALID', activation: null });
-    expect(valid.body.license).toMatchObject({ serial: license.serial, product_id: product.id, status: 'active' });
+    expect(valid.body.license).toMatchObject({
+      serial: license.serial,
+      product_id: product.id,
+      status: 'active',
+    });
 
     expect((await validate({ key: license.serial, fingerprint: 'unknown' })).body.code).toBe('NO_ACTIVATION');
     const machine = await activate(org.api, {
@@ -227,12 +253,12 @@ describe('validate by key', () => {
     const ok = await validate({ key: license.serial, fingerprint: 'm1', components: { cpu: 'c-1' } });
     expect(ok.body).toMatchObject({ valid: true, code: 'VALID' });
     expect(ok.body.activation.id).toBe(machine.body.id);
-    expect((await validate({ key: license.serial, fingerprint: 'm1', components: { cpu: 'c-2' } })).body.code).toBe(
-      'COMPONENTS_MISMATCH',
-    );
-    expect((await validate({ key: license.serial, fingerprint: 'm1', components: { gpu: 'g' } })).body.code).toBe(
-      'COMPONENTS_MISMATCH',
-    );
+    expect(
+      (await validate({ key: license.serial, fingerprint: 'm1', components: { cpu: 'c-2' } })).body.code,
+    ).toBe('COMPONENTS_MISMATCH');
+    expect(
+      (await validate({ key: license.serial, fingerprint: 'm1', components: { gpu: 'g' } })).body.code,
+    ).toBe('COMPONENTS_MISMATCH');
 
     const dead = await waitFor(
       async () => {
@@ -249,15 +275,21 @@ describe('validate by key', () => {
       license_type: 'node_locked',
       hardware_binding: { fingerprint: 'the-one' },
     });
-    expect((await validate({ key: bound.serial, fingerprint: 'another' })).body.code).toBe('FINGERPRINT_MISMATCH');
+    expect((await validate({ key: bound.serial, fingerprint: 'another' })).body.code).toBe(
+      'FINGERPRINT_MISMATCH',
+    );
 
     const expired = await createLicense(org.api, { product_id: product.id });
-    expect((await org.api.patch(`/v1/licenses/${expired.id}`, { valid_until: expired.valid_from })).status).toBe(200);
+    expect(
+      (await org.api.patch(`/v1/licenses/${expired.id}`, { valid_until: expired.valid_from })).status,
+    ).toBe(200);
     expect((await validate({ key: expired.serial, fingerprint: 'm1' })).body).toMatchObject({
       code: 'EXPIRED',
       license: { is_expired: true, status: 'expired' },
     });
-    await org.api.patch(`/v1/licenses/${expired.id}`, { status: 'suspended' }).then((r) => expect(r.status).toBe(409));
+    await org.api
+      .patch(`/v1/licenses/${expired.id}`, { status: 'suspended' })
+      .then((r) => expect(r.status).toBe(409));
 
     await org.api.patch(`/v1/licenses/${license.id}`, { status: 'suspended' });
     expect((await validate({ key: license.serial, fingerprint: 'm1' })).body.code).toBe('SUSPENDED');

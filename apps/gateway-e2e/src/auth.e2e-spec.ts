@@ -69,27 +69,41 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       const headers = authorization === undefined ? undefined : { authorization };
       expectUnauthorized(await stack.anonymous.get('/api/v1/products', headers));
       expectUnauthorized(await stack.anonymous.get('/v1/licenses', headers));
-      expectUnauthorized(await stack.anonymous.post('/api/v1/licenses/verify', { license_blob: 'x', product_id: randomUUID() }, headers));
+      expectUnauthorized(
+        await stack.anonymous.post(
+          '/api/v1/licenses/verify',
+          { license_blob: 'x', product_id: randomUUID() },
+          headers,
+        ),
+      );
     });
 
     it("answers 401 for another scheme even when it carries the organization's real key", async () => {
-      expectUnauthorized(await stack.anonymous.get('/api/v1/products', { authorization: `Token ${org.adminKey}` }));
+      expectUnauthorized(
+        await stack.anonymous.get('/api/v1/products', { authorization: `Token ${org.adminKey}` }),
+      );
       expectUnauthorized(await stack.anonymous.get('/api/v1/products', { authorization: org.adminKey }));
     });
 
     it('accepts the Bearer scheme case-insensitively', async () => {
-      const response = await stack.anonymous.get('/api/v1/products', { authorization: `bearer ${org.adminKey}` });
+      const response = await stack.anonymous.get('/api/v1/products', {
+        authorization: `bearer ${org.adminKey}`,
+      });
       expect(response.status).toBe(200);
     });
 
     it('answers 401 before looking at a malformed JSON body', async () => {
-      const response = await stack.anonymous.post('/api/v1/products', '{"name": "broken', { authorization: `Bearer ${unknownKey()}` });
+      const response = await stack.anonymous.post('/api/v1/products', '{"name": "broken', {
+        authorization: `Bearer ${unknownKey()}`,
+      });
       expectUnauthorized(response);
       expectUnauthorized(await stack.anonymous.post('/api/v1/products', '{"name": "broken'));
     });
 
     it('answers 401 before looking at an oversized body', async () => {
-      const response = await stack.anonymous.post('/api/v1/products', bodyOfSize(2 * ONE_MIB), { authorization: `Bearer ${unknownKey()}` });
+      const response = await stack.anonymous.post('/api/v1/products', bodyOfSize(2 * ONE_MIB), {
+        authorization: `Bearer ${unknownKey()}`,
+      });
       expectUnauthorized(response);
     });
 
@@ -102,18 +116,31 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
     it('serves the /healthz and /readyz probes without an API key, and with one', async () => {
       for (const path of ['/healthz', '/readyz']) {
         const anonymous = await stack.anonymous.get(path);
-        expect({ path, status: anonymous.status, body: anonymous.body }).toEqual({ path, status: 200, body: { status: 'ok' } });
+        expect({ path, status: anonymous.status, body: anonymous.body }).toEqual({
+          path,
+          status: 200,
+          body: { status: 'ok' },
+        });
         const withKey = await org.api.get(path);
         expect({ path, status: withKey.status }).toEqual({ path, status: 200 });
       }
     });
 
     it('keeps everything outside the public paths behind the key, however the path is spelled', async () => {
-      for (const path of ['/healthz-admin', '/docsx', '/api/v1/products?x=/docs/', '/api/v1/healthz', '//api/v1/products']) {
+      for (const path of [
+        '/healthz-admin',
+        '/docsx',
+        '/api/v1/products?x=/docs/',
+        '/api/v1/healthz',
+        '//api/v1/products',
+      ]) {
         expectUnauthorized(await stack.anonymous.get(path));
       }
       // Dot segments after a public prefix never reach an API route without a key.
-      await createLicense(org.api, { product_id: (await productWithKeyPair(org.api)).product.id, customer_email: 'leak@example.com' });
+      await createLicense(org.api, {
+        product_id: (await productWithKeyPair(org.api)).product.id,
+        customer_email: 'leak@example.com',
+      });
       for (const path of [
         '/docs/../api/v1/licenses',
         '/docs/%2e%2e/api/v1/licenses',
@@ -141,7 +168,14 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
     it('creates a key: 201 {id, name, scopes, key, prefix, created_at} with key lk_ + 43 chars and prefix its first 10', async () => {
       const response = await org.api.post('/api/v1/api-keys', { name: 'CI deploys', scopes: ['read'] });
       expect(response.status).toBe(201);
-      expect(Object.keys(response.body).sort()).toEqual(['created_at', 'id', 'key', 'name', 'prefix', 'scopes']);
+      expect(Object.keys(response.body).sort()).toEqual([
+        'created_at',
+        'id',
+        'key',
+        'name',
+        'prefix',
+        'scopes',
+      ]);
       const created = response.body;
       expect(created).toMatchObject({ name: 'CI deploys', scopes: ['read'] });
       expect(created.id).toMatch(UUID);
@@ -152,7 +186,13 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       const listed = await org.api.get('/api/v1/api-keys');
       expect(listed.status).toBe(200);
       const item = listed.body.api_keys.find((k: { id: string }) => k.id === created.id);
-      expect(item).toEqual({ id: created.id, name: 'CI deploys', scopes: ['read'], prefix: created.prefix, created_at: created.created_at });
+      expect(item).toEqual({
+        id: created.id,
+        name: 'CI deploys',
+        scopes: ['read'],
+        prefix: created.prefix,
+        created_at: created.created_at,
+      });
       expect(listed.body.api_keys.every((k: object) => !('key' in k) && !('key_hash' in k))).toBe(true);
       expect(listed.body.total).toBe(listed.body.api_keys.length);
 
@@ -223,13 +263,22 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       const all = await tenant.api.get('/api/v1/api-keys');
       expect(all.body.total).toBe(4); // with the bootstrap admin key
       const newestFirst = [...all.body.api_keys].sort(
-        (x: any, y: any) => Date.parse(y.created_at) - Date.parse(x.created_at) || (y.id < x.id ? -1 : y.id > x.id ? 1 : 0),
+        (x: any, y: any) =>
+          Date.parse(y.created_at) - Date.parse(x.created_at) || (y.id < x.id ? -1 : y.id > x.id ? 1 : 0),
       );
       expect(all.body.api_keys).toEqual(newestFirst);
-      expect(all.body.api_keys.slice(0, 3).map((k: { id: string }) => k.id).sort()).toEqual(created.map((k) => k.id).sort());
+      expect(
+        all.body.api_keys
+          .slice(0, 3)
+          .map((k: { id: string }) => k.id)
+          .sort(),
+      ).toEqual(created.map((k) => k.id).sort());
       const second = await tenant.api.get('/api/v1/api-keys?page=2&per_page=3');
       expect(second.body).toEqual({ api_keys: [all.body.api_keys[3]], total: 4 });
-      expect((await tenant.api.get('/api/v1/api-keys?page=3&per_page=3')).body).toEqual({ api_keys: [], total: 4 });
+      expect((await tenant.api.get('/api/v1/api-keys?page=3&per_page=3')).body).toEqual({
+        api_keys: [],
+        total: 4,
+      });
       expectProblem(await tenant.api.get('/api/v1/api-keys?per_page=101'), 400, 'validation_failed');
     });
 
@@ -276,7 +325,10 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
         const response = await api.get(path);
         expect({ path, status: response.status }).toEqual({ path, status: 200 });
       }
-      const verified = await api.post('/api/v1/licenses/verify', { license_blob: license.license_blob, product_id: product.id });
+      const verified = await api.post('/api/v1/licenses/verify', {
+        license_blob: license.license_blob,
+        product_id: product.id,
+      });
       expect(verified.status).toBe(200);
       expect(verified.body).toMatchObject({ valid: true, errors: [] });
     });
@@ -296,24 +348,38 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       ];
       for (const [method, path, body] of attempts) {
         const response = await api.request(method, path, body);
-        expect({ method, path, status: response.status, code: response.body?.code }).toEqual({ method, path, status: 403, code: 'forbidden' });
+        expect({ method, path, status: response.status, code: response.body?.code }).toEqual({
+          method,
+          path,
+          status: 403,
+          code: 'forbidden',
+        });
         expectProblem(response, 403, 'forbidden');
       }
-      expect((await org.api.get(`/api/v1/licenses/${license.id}`)).body).toMatchObject({ status: 'active', revoked_at: null });
+      expect((await org.api.get(`/api/v1/licenses/${license.id}`)).body).toMatchObject({
+        status: 'active',
+        revoked_at: null,
+      });
       expect((await org.api.get(`/api/v1/products/${product.id}`)).body.name).toBe(product.name);
       expect((await org.api.get(`/api/v1/licenses?product_id=${product.id}`)).body.total).toBe(1);
     });
 
     it('lets a client key POST verify and GET a public key', async () => {
       const { api } = await apiKeyWithScopes(org.api, ['client']);
-      const verified = await api.post('/api/v1/licenses/verify', { license_blob: license.license_blob, product_id: product.id });
+      const verified = await api.post('/api/v1/licenses/verify', {
+        license_blob: license.license_blob,
+        product_id: product.id,
+      });
       expect(verified.status).toBe(200);
       expect(verified.body).toMatchObject({ valid: true, errors: [] });
       const publicKey = await api.get(`/api/v1/products/${product.id}/public-key`);
       expect(publicKey.status).toBe(200);
       expect(publicKey.body).toMatchObject({ product_id: product.id, key_pair_id: keyPair.id });
       expect(publicKey.body.public_key).toContain('BEGIN PUBLIC KEY');
-      const viaAlias = await api.post('/v1/licenses/verify', { license_blob: license.license_blob, public_key: publicKey.body.public_key });
+      const viaAlias = await api.post('/v1/licenses/verify', {
+        license_blob: license.license_blob,
+        public_key: publicKey.body.public_key,
+      });
       expect(viaAlias.body).toMatchObject({ valid: true });
     });
 
@@ -384,7 +450,10 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       ];
       for (const [status, send] of failures) {
         const echoed = await send({ 'x-request-id': `err-${status}` });
-        expect({ status: echoed.status, id: echoed.headers.get('x-request-id') }).toEqual({ status, id: `err-${status}` });
+        expect({ status: echoed.status, id: echoed.headers.get('x-request-id') }).toEqual({
+          status,
+          id: `err-${status}`,
+        });
         const generated = await send({});
         expect(generated.status).toBe(status);
         expect(generated.headers.get('x-request-id')).toMatch(UUID);
@@ -396,7 +465,10 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
     it('answers 413 payload_too_large for a body over 1 MiB with a valid key', async () => {
       const response = await org.api.post('/api/v1/products', bodyOfSize(ONE_MIB));
       expectProblem(response, 413, 'payload_too_large');
-      const onVerify = await org.api.post('/api/v1/licenses/verify', JSON.stringify({ license_blob: 'A'.repeat(ONE_MIB + 10) }));
+      const onVerify = await org.api.post(
+        '/api/v1/licenses/verify',
+        JSON.stringify({ license_blob: 'A'.repeat(ONE_MIB + 10) }),
+      );
       expectProblem(onVerify, 413, 'payload_too_large');
     });
 
@@ -405,7 +477,9 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       expect(Buffer.byteLength(body)).toBeLessThanOrEqual(ONE_MIB);
       const response = await org.api.post('/api/v1/products', body);
       expectProblem(response, 400, 'validation_failed');
-      expect(response.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'name' })]));
+      expect(response.body.errors).toEqual(
+        expect.arrayContaining([expect.objectContaining({ field: 'name' })]),
+      );
     });
 
     it('answers 400 validation_failed for malformed JSON', async () => {
@@ -423,9 +497,13 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       });
       expect(deleted.status).toBe(200);
       // A POST that needs a body still says which fields are missing.
-      const create = await other.api.request('POST', '/api/v1/products', '', { 'content-type': 'application/json' });
+      const create = await other.api.request('POST', '/api/v1/products', '', {
+        'content-type': 'application/json',
+      });
       expectProblem(create, 400, 'validation_failed');
-      expect(create.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'name' })]));
+      expect(create.body.errors).toEqual(
+        expect.arrayContaining([expect.objectContaining({ field: 'name' })]),
+      );
     });
 
     it('answers 400 validation_failed for a JSON body that is not an object', async () => {
@@ -487,7 +565,11 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
           const path = `${prefix}${route}`;
           expect({ path, present: path in document.paths }).toEqual({ path, present: true });
           for (const method of methods) {
-            expect({ path, method, present: method in document.paths[path] }).toEqual({ path, method, present: true });
+            expect({ path, method, present: method in document.paths[path] }).toEqual({
+              path,
+              method,
+              present: true,
+            });
           }
         }
       }
@@ -502,9 +584,13 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
         'CreateActivationDto',
         'ValidateLicenseDto',
       ]) {
-        expect({ schema, present: schema in (document.components?.schemas ?? {}) }).toEqual({ schema, present: true });
+        expect({ schema, present: schema in (document.components?.schemas ?? {}) }).toEqual({
+          schema,
+          present: true,
+        });
       }
-      const bodyRef = (path: string, method: string) => document.paths[path][method].requestBody?.content?.['application/json']?.schema?.$ref;
+      const bodyRef = (path: string, method: string) =>
+        document.paths[path][method].requestBody?.content?.['application/json']?.schema?.$ref;
       for (const prefix of ['/api/v1', '/v1']) {
         expect(bodyRef(`${prefix}/products`, 'post')).toBe('#/components/schemas/CreateProductDto');
         expect(bodyRef(`${prefix}/licenses`, 'post')).toBe('#/components/schemas/CreateLicenseDto');
@@ -513,12 +599,23 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       const createLicense = document.components.schemas.CreateLicenseDto;
       expect(createLicense.required).toEqual(['product_id']);
       expect(Object.keys(createLicense.properties)).toEqual(
-        expect.arrayContaining(['product_id', 'license_type', 'customer_id', 'customer_email', 'features', 'valid_days', 'max_seats', 'hardware_binding']),
+        expect.arrayContaining([
+          'product_id',
+          'license_type',
+          'customer_id',
+          'customer_email',
+          'features',
+          'valid_days',
+          'max_seats',
+          'hardware_binding',
+        ]),
       );
     });
 
     it('serves /openapi.json even when a bad key is sent', async () => {
-      const response = await stack.anonymous.get('/openapi.json', { authorization: `Bearer ${unknownKey()}` });
+      const response = await stack.anonymous.get('/openapi.json', {
+        authorization: `Bearer ${unknownKey()}`,
+      });
       expect(response.status).toBe(200);
       expect(response.body.openapi).toMatch(/^3\./);
     });
@@ -529,7 +626,9 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       expect(response.headers.get('content-type')).toMatch(/^text\/html/);
       expect(response.text).toMatch(/<html/i);
       // Every asset the page loads is public too, or the page would be blank.
-      const assets = [...response.text.matchAll(/(?:src|href)="\.\/(docs\/[^"]+\.(?:js|css))"/g)].map((m) => `/${m[1]}`);
+      const assets = [...response.text.matchAll(/(?:src|href)="\.\/(docs\/[^"]+\.(?:js|css))"/g)].map(
+        (m) => `/${m[1]}`,
+      );
       expect(assets.length).toBeGreaterThan(0);
       for (const asset of assets) {
         const loaded = await stack.anonymous.get(asset);

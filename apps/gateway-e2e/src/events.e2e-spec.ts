@@ -37,7 +37,10 @@ describe('events', () => {
       await org.api.post('/api/v1/products', { name: 'Editor', code: uniqueCode(), key_pair_id: keyPair.id })
     ).body;
     const updated = (await org.api.put(`/api/v1/products/${product.id}`, { name: 'Editor Pro' })).body;
-    const license = await createLicense(org.api, { product_id: product.id, customer_email: 'ada@example.com' });
+    const license = await createLicense(org.api, {
+      product_id: product.id,
+      customer_email: 'ada@example.com',
+    });
     expect((await org.api.delete(`/api/v1/licenses/${license.id}`)).status).toBe(200);
     expect((await org.api.delete(`/api/v1/licenses/${license.id}`)).status).toBe(200); // no second event
     const spare = (await org.api.post('/api/v1/key-pairs', { name: 'spare' })).body;
@@ -87,7 +90,9 @@ describe('events', () => {
     expect(duplicate.status).toBe(409);
     // A product with a license cannot be deleted: no product.deleted.
     const keyPair = (await org.api.post('/api/v1/key-pairs', {})).body;
-    const kept = (await org.api.post('/api/v1/products', { name: 'Kept', code: uniqueCode(), key_pair_id: keyPair.id })).body;
+    const kept = (
+      await org.api.post('/api/v1/products', { name: 'Kept', code: uniqueCode(), key_pair_id: keyPair.id })
+    ).body;
     await createLicense(org.api, { product_id: kept.id });
     expect((await org.api.delete(`/api/v1/products/${kept.id}`)).status).toBe(409);
     await settle();
@@ -102,8 +107,8 @@ describe('events', () => {
     const product = (await other.api.post('/api/v1/products', { name: 'Theirs', code: uniqueCode() })).body;
     const event = await recorder.waitFor('product.created', (e) => e.data.id === product.id);
     expect(event.org_id).toBe(other.id);
-    expect(recorder.events.filter((e) => e.org_id === other.id).every((e) => e.subject.includes(`.${other.id}.`))).toBe(
-      true,
-    );
+    expect(
+      recorder.events.filter((e) => e.org_id === other.id).every((e) => e.subject.includes(`.${other.id}.`)),
+    ).toBe(true);
   });
 });

@@ -17,7 +17,11 @@ describe('licenses API through the gateway', () => {
   });
   afterAll(() => stack.close());
 
-  const expectProblem = (response: { status: number; headers: Headers; body: any }, status: number, code: string) => {
+  const expectProblem = (
+    response: { status: number; headers: Headers; body: any },
+    status: number,
+    code: string,
+  ) => {
     expect(response.status).toBe(status);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(response.body).toMatchObject({ type: 'about:blank', status, code });
@@ -26,7 +30,10 @@ describe('licenses API through the gateway', () => {
 
   describe('create', () => {
     it('applies the defaults: subscription, product features and validity, one seat, null customer and binding', async () => {
-      const { product, keyPair } = await productWithKeyPair(org.api, { default_features: ['pro', 'export'], default_valid_days: 30 });
+      const { product, keyPair } = await productWithKeyPair(org.api, {
+        default_features: ['pro', 'export'],
+        default_valid_days: 30,
+      });
       const created = await org.api.post('/api/v1/licenses', { product_id: product.id });
       expect(created.status).toBe(201);
       const license = created.body;
@@ -99,7 +106,11 @@ describe('licenses API through the gateway', () => {
 
     it('license_type perpetual forces valid_until null even when valid_days is given', async () => {
       const { product } = await productWithKeyPair(org.api);
-      const license = await createLicense(org.api, { product_id: product.id, license_type: 'perpetual', valid_days: 30 });
+      const license = await createLicense(org.api, {
+        product_id: product.id,
+        license_type: 'perpetual',
+        valid_days: 30,
+      });
       expect(license).toMatchObject({ license_type: 'perpetual', valid_until: null });
       const { claims } = decodeBlob(license.license_blob);
       expect(claims).toMatchObject({ license_type: 'perpetual', valid_until: null });
@@ -123,12 +134,21 @@ describe('licenses API through the gateway', () => {
 
     it('rejects a node_locked license with max_seats 2 (400) and gives a node_locked license one seat by default', async () => {
       const { product } = await productWithKeyPair(org.api);
-      const refused = await org.api.post('/api/v1/licenses', { product_id: product.id, license_type: 'node_locked', max_seats: 2 });
+      const refused = await org.api.post('/api/v1/licenses', {
+        product_id: product.id,
+        license_type: 'node_locked',
+        max_seats: 2,
+      });
       expectProblem(refused, 400, 'validation_failed');
-      expect(refused.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'max_seats' })]));
+      expect(refused.body.errors).toEqual(
+        expect.arrayContaining([expect.objectContaining({ field: 'max_seats' })]),
+      );
       expect((await org.api.get(`/api/v1/licenses?product_id=${product.id}`)).body.total).toBe(0);
 
-      const nodeLocked = await createLicense(org.api, { product_id: product.id, license_type: 'node_locked' });
+      const nodeLocked = await createLicense(org.api, {
+        product_id: product.id,
+        license_type: 'node_locked',
+      });
       expect(nodeLocked).toMatchObject({ license_type: 'node_locked', max_seats: 1 });
     });
 
@@ -142,14 +162,22 @@ describe('licenses API through the gateway', () => {
         customer_id: 'cus_123',
         customer_email: 'grace@example.com',
       });
-      expect(license).toMatchObject({ hardware_binding: binding, customer_id: 'cus_123', customer_email: 'grace@example.com' });
+      expect(license).toMatchObject({
+        hardware_binding: binding,
+        customer_id: 'cus_123',
+        customer_email: 'grace@example.com',
+      });
       expect((await org.api.get(`/api/v1/licenses/${license.id}`)).body.hardware_binding).toEqual(binding);
       const listed = await org.api.get(`/api/v1/licenses?product_id=${product.id}`);
       expect(listed.body.licenses[0].hardware_binding).toEqual(binding);
 
       const { claims } = decodeBlob(license.license_blob);
       expect(claims.hardware_binding).toEqual(binding);
-      expect(claims).toMatchObject({ customer_id: 'cus_123', customer_email: 'grace@example.com', license_type: 'node_locked' });
+      expect(claims).toMatchObject({
+        customer_id: 'cus_123',
+        customer_email: 'grace@example.com',
+        license_type: 'node_locked',
+      });
     });
 
     it('accepts hardware_binding null as unbound', async () => {
@@ -159,7 +187,11 @@ describe('licenses API through the gateway', () => {
     });
 
     it.each([
-      ['hardware_binding with an unknown field', { hardware_binding: { fingerprint: 'abc', serial_number: 'x' } }, /^hardware_binding/],
+      [
+        'hardware_binding with an unknown field',
+        { hardware_binding: { fingerprint: 'abc', serial_number: 'x' } },
+        /^hardware_binding/,
+      ],
       ['hardware_binding without a fingerprint', { hardware_binding: {} }, /^hardware_binding/],
       ['an invalid customer_email', { customer_email: 'not-an-email' }, /^customer_email$/],
       ['features that is not an array', { features: 'pro' }, /^features$/],
@@ -181,8 +213,14 @@ describe('licenses API through the gateway', () => {
     it('rejects a missing or malformed product_id with 400', async () => {
       const missing = await org.api.post('/api/v1/licenses', {});
       expectProblem(missing, 400, 'validation_failed');
-      expect(missing.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'product_id' })]));
-      expectProblem(await org.api.post('/api/v1/licenses', { product_id: 'not-a-uuid' }), 400, 'validation_failed');
+      expect(missing.body.errors).toEqual(
+        expect.arrayContaining([expect.objectContaining({ field: 'product_id' })]),
+      );
+      expectProblem(
+        await org.api.post('/api/v1/licenses', { product_id: 'not-a-uuid' }),
+        400,
+        'validation_failed',
+      );
     });
 
     it('answers 404 not_found naming the product when product_id is unknown', async () => {
@@ -203,25 +241,37 @@ describe('licenses API through the gateway', () => {
     });
 
     it('answers 422 key_pair_missing for a product without a key pair', async () => {
-      const product = await org.api.post('/api/v1/products', { name: 'Unsigned', code: `unsigned-${randomUUID().slice(0, 8)}` });
+      const product = await org.api.post('/api/v1/products', {
+        name: 'Unsigned',
+        code: `unsigned-${randomUUID().slice(0, 8)}`,
+      });
       expect(product.status).toBe(201);
-      expectProblem(await org.api.post('/api/v1/licenses', { product_id: product.body.id }), 422, 'key_pair_missing');
+      expectProblem(
+        await org.api.post('/api/v1/licenses', { product_id: product.body.id }),
+        422,
+        'key_pair_missing',
+      );
     });
 
     it('gives unique serials to 50 licenses created concurrently', async () => {
       const { product } = await productWithKeyPair(org.api);
       const responses = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => org.api.post('/api/v1/licenses', { product_id: product.id, customer_id: `c${i}` })),
+        Array.from({ length: 50 }, (_, i) =>
+          org.api.post('/api/v1/licenses', { product_id: product.id, customer_id: `c${i}` }),
+        ),
       );
       expect(responses.map((r) => r.status)).toEqual(Array(50).fill(201));
       const serials = responses.map((r) => r.body.serial as string);
       const ids = responses.map((r) => r.body.id as string);
       expect(new Set(serials).size).toBe(50);
       expect(new Set(ids).size).toBe(50);
-      for (const serial of serials) expect(serial.startsWith(`LIC-${product.code.toUpperCase()}-`)).toBe(true);
+      for (const serial of serials)
+        expect(serial.startsWith(`LIC-${product.code.toUpperCase()}-`)).toBe(true);
       const listed = await org.api.get(`/api/v1/licenses?product_id=${product.id}&per_page=100`);
       expect(listed.body.total).toBe(50);
-      expect(new Set(listed.body.licenses.map((l: { serial: string }) => l.serial))).toEqual(new Set(serials));
+      expect(new Set(listed.body.licenses.map((l: { serial: string }) => l.serial))).toEqual(
+        new Set(serials),
+      );
     });
   });
 
@@ -230,13 +280,18 @@ describe('licenses API through the gateway', () => {
       const tenant = await stack.newOrganization();
       const { product: a } = await productWithKeyPair(tenant.api);
       const { product: b } = await productWithKeyPair(tenant.api);
-      const ofA = [await createLicense(tenant.api, { product_id: a.id }), await createLicense(tenant.api, { product_id: a.id })];
+      const ofA = [
+        await createLicense(tenant.api, { product_id: a.id }),
+        await createLicense(tenant.api, { product_id: a.id }),
+      ];
       await createLicense(tenant.api, { product_id: b.id });
 
       const filtered = await tenant.api.get(`/api/v1/licenses?product_id=${a.id}`);
       expect(filtered.status).toBe(200);
       expect(filtered.body.total).toBe(2);
-      expect(filtered.body.licenses.map((l: { id: string }) => l.id).sort()).toEqual(ofA.map((l) => l.id).sort());
+      expect(filtered.body.licenses.map((l: { id: string }) => l.id).sort()).toEqual(
+        ofA.map((l) => l.id).sort(),
+      );
       expect((await tenant.api.get('/api/v1/licenses')).body.total).toBe(3);
     });
 
@@ -274,18 +329,32 @@ describe('licenses API through the gateway', () => {
     it('filters customer_email as a case-insensitive substring in which % and _ are literal', async () => {
       const tenant = await stack.newOrganization();
       const { product } = await productWithKeyPair(tenant.api);
-      const emails = ['Ada.Lovelace@Example.com', 'ada_l@example.com', 'adaXl@example.com', 'pct%off@example.com', 'bob@other.org'];
+      const emails = [
+        'Ada.Lovelace@Example.com',
+        'ada_l@example.com',
+        'adaXl@example.com',
+        'pct%off@example.com',
+        'bob@other.org',
+      ];
       const byEmail = new Map<string, string>();
-      for (const email of emails) byEmail.set(email, (await createLicense(tenant.api, { product_id: product.id, customer_email: email })).id);
+      for (const email of emails)
+        byEmail.set(
+          email,
+          (await createLicense(tenant.api, { product_id: product.id, customer_email: email })).id,
+        );
       await createLicense(tenant.api, { product_id: product.id });
 
       const matching = async (filter: string) => {
-        const response = await tenant.api.get(`/api/v1/licenses?customer_email=${encodeURIComponent(filter)}`);
+        const response = await tenant.api.get(
+          `/api/v1/licenses?customer_email=${encodeURIComponent(filter)}`,
+        );
         expect(response.status).toBe(200);
         expect(response.body.total).toBe(response.body.licenses.length);
         return response.body.licenses.map((l: { customer_email: string }) => l.customer_email).sort();
       };
-      expect(await matching('ADA')).toEqual(['Ada.Lovelace@Example.com', 'adaXl@example.com', 'ada_l@example.com'].sort());
+      expect(await matching('ADA')).toEqual(
+        ['Ada.Lovelace@Example.com', 'adaXl@example.com', 'ada_l@example.com'].sort(),
+      );
       expect(await matching('example.COM')).toEqual(emails.filter((e) => /example\.com$/i.test(e)).sort());
       expect(await matching('_')).toEqual(['ada_l@example.com']);
       expect(await matching('a_l')).toEqual(['ada_l@example.com']);
@@ -299,9 +368,13 @@ describe('licenses API through the gateway', () => {
       const tenant = await stack.newOrganization();
       const { product } = await productWithKeyPair(tenant.api);
       const created = [];
-      for (let i = 0; i < 5; i++) created.push(await createLicense(tenant.api, { product_id: product.id, customer_id: `c${i}` }));
+      for (let i = 0; i < 5; i++)
+        created.push(await createLicense(tenant.api, { product_id: product.id, customer_id: `c${i}` }));
       const newestFirst = [...created]
-        .sort((x, y) => Date.parse(y.created_at) - Date.parse(x.created_at) || (y.id < x.id ? -1 : y.id > x.id ? 1 : 0))
+        .sort(
+          (x, y) =>
+            Date.parse(y.created_at) - Date.parse(x.created_at) || (y.id < x.id ? -1 : y.id > x.id ? 1 : 0),
+        )
         .map((l) => l.id);
 
       const page = async (query: string) => {
@@ -313,7 +386,11 @@ describe('licenses API through the gateway', () => {
       expect(all.total).toBe(5);
       expect(all.licenses.map((l) => l.id)).toEqual(newestFirst);
 
-      const pages = [await page('page=1&per_page=2'), await page('page=2&per_page=2'), await page('page=3&per_page=2')];
+      const pages = [
+        await page('page=1&per_page=2'),
+        await page('page=2&per_page=2'),
+        await page('page=3&per_page=2'),
+      ];
       expect(pages.map((p) => p.total)).toEqual([5, 5, 5]);
       expect(pages.map((p) => p.licenses.length)).toEqual([2, 2, 1]);
       expect(pages.flatMap((p) => p.licenses.map((l) => l.id))).toEqual(newestFirst);
@@ -350,7 +427,10 @@ describe('licenses API through the gateway', () => {
 
     it("never lists another organization's licenses", async () => {
       const { product: foreign } = await productWithKeyPair(other.api);
-      const theirs = await createLicense(other.api, { product_id: foreign.id, customer_email: 'secret@foreign.example' });
+      const theirs = await createLicense(other.api, {
+        product_id: foreign.id,
+        customer_email: 'secret@foreign.example',
+      });
       const mine = await org.api.get('/api/v1/licenses?per_page=100&customer_email=foreign.example');
       expect(mine.body).toEqual({ licenses: [], total: 0 });
       const everything = await org.api.get('/api/v1/licenses?per_page=100');
@@ -394,7 +474,10 @@ describe('licenses API through the gateway', () => {
 
     it('serves list, get, download and verify under the /v1 alias with the same data', async () => {
       const { product } = await productWithKeyPair(org.api);
-      const license = await createLicense(org.api, { product_id: product.id, customer_email: 'alias@example.com' });
+      const license = await createLicense(org.api, {
+        product_id: product.id,
+        customer_email: 'alias@example.com',
+      });
 
       const listed = await org.api.get(`/v1/licenses?product_id=${product.id}`);
       expect(listed.status).toBe(200);
@@ -408,10 +491,15 @@ describe('licenses API through the gateway', () => {
       const download = await org.api.get(`/v1/licenses/${license.id}/download`);
       expect(download.status).toBe(200);
       expect(download.headers.get('content-type')).toBe('application/octet-stream');
-      expect(download.headers.get('content-disposition')).toBe(`attachment; filename="${license.serial}.lic"`);
+      expect(download.headers.get('content-disposition')).toBe(
+        `attachment; filename="${license.serial}.lic"`,
+      );
       expect(Buffer.from(download.text).toString('base64')).toBe(license.license_blob);
 
-      const verified = await org.api.post('/v1/licenses/verify', { license_blob: license.license_blob, product_id: product.id });
+      const verified = await org.api.post('/v1/licenses/verify', {
+        license_blob: license.license_blob,
+        product_id: product.id,
+      });
       expect(verified.status).toBe(200);
       expect(verified.body).toMatchObject({ valid: true, errors: [], license: { serial: license.serial } });
 

@@ -24,7 +24,8 @@ describe('PATCH /licenses/:id and expiry', () => {
 
   const check = async (serial: string) =>
     (await org.api.post('/v1/licenses/check-revocation', { serials: [serial] })).body.results[0].status;
-  const sync = async (serial: string) => (await org.api.post('/v1/licenses/sync', { license_serial: serial })).body.status;
+  const sync = async (serial: string) =>
+    (await org.api.post('/v1/licenses/sync', { license_serial: serial })).body.status;
 
   it('changes only the given fields and answers a freshly signed license_blob that verifies', async () => {
     const license = await createLicense(org.api, {
@@ -57,9 +58,14 @@ describe('PATCH /licenses/:id and expiry', () => {
       max_seats: 4,
       hardware_binding: { fingerprint: 'hw-1' },
     });
-    const verified = await org.api.post('/v1/licenses/verify', { license_blob: patched.body.license_blob, product_id: product.id });
+    const verified = await org.api.post('/v1/licenses/verify', {
+      license_blob: patched.body.license_blob,
+      product_id: product.id,
+    });
     expect(verified.body).toMatchObject({ valid: true, errors: [] });
-    expect((await org.api.get(`/v1/licenses/${license.id}`)).body.license_blob).toBe(patched.body.license_blob);
+    expect((await org.api.get(`/v1/licenses/${license.id}`)).body.license_blob).toBe(
+      patched.body.license_blob,
+    );
     const updated = await recorder.waitFor('license.updated', (e) => e.data.id === license.id);
     expect(updated.data.max_seats).toBe(4);
   });
@@ -77,7 +83,12 @@ describe('PATCH /licenses/:id and expiry', () => {
       hardware_binding: null,
       valid_until: null,
     });
-    expect(patched.body).toMatchObject({ customer_id: null, customer_email: null, hardware_binding: null, valid_until: null });
+    expect(patched.body).toMatchObject({
+      customer_id: null,
+      customer_email: null,
+      hardware_binding: null,
+      valid_until: null,
+    });
     expect(claimsOf(patched.body.license_blob).exp).toBeUndefined();
   });
 
@@ -88,7 +99,10 @@ describe('PATCH /licenses/:id and expiry', () => {
     expect(suspended.body.status).toBe('suspended');
     expect(await check(license.serial)).toBe('suspended');
     expect(await sync(license.serial)).toBe('suspended');
-    const verified = await org.api.post('/v1/licenses/verify', { license_blob: license.license_blob, product_id: product.id });
+    const verified = await org.api.post('/v1/licenses/verify', {
+      license_blob: license.license_blob,
+      product_id: product.id,
+    });
     expect(verified.body.errors.map((e: any) => e.code)).toEqual(['suspended']);
 
     const reinstated = await org.api.patch(`/v1/licenses/${license.id}`, { status: 'active' });
@@ -130,15 +144,17 @@ describe('PATCH /licenses/:id and expiry', () => {
   it('refuses valid_until before valid_from, and more than one seat for a node-locked license', async () => {
     const license = await createLicense(org.api, { product_id: product.id, license_type: 'node_locked' });
     const early = new Date(Date.parse(license.valid_from) - 1).toISOString();
-    expect((await org.api.patch(`/v1/licenses/${license.id}`, { valid_until: early })).body.errors[0].field).toBe(
-      'valid_until',
-    );
+    expect(
+      (await org.api.patch(`/v1/licenses/${license.id}`, { valid_until: early })).body.errors[0].field,
+    ).toBe('valid_until');
     expect((await org.api.patch(`/v1/licenses/${license.id}`, { max_seats: 2 })).status).toBe(400);
   });
 
   it("answers 404 for another organization's license and 400 for a malformed id", async () => {
     const other = await stack.newOrganization();
-    const theirs = await createLicense(other.api, { product_id: (await productWithKeyPair(other.api)).product.id });
+    const theirs = await createLicense(other.api, {
+      product_id: (await productWithKeyPair(other.api)).product.id,
+    });
     expect((await org.api.patch(`/v1/licenses/${theirs.id}`, { features: [] })).status).toBe(404);
     expect((await org.api.patch('/v1/licenses/nope', { features: [] })).status).toBe(400);
     expect((await other.api.get(`/v1/licenses/${theirs.id}`)).body.features).toEqual(theirs.features);
@@ -156,7 +172,10 @@ describe('PATCH /licenses/:id and expiry', () => {
     expect(listed.body.licenses.map((l: any) => l.id)).toContain(license.id);
     expect(await check(license.serial)).toBe('expired');
     expect(await sync(license.serial)).toBe('expired');
-    const verified = await org.api.post('/v1/licenses/verify', { license_blob: ended.body.license_blob, product_id: product.id });
+    const verified = await org.api.post('/v1/licenses/verify', {
+      license_blob: ended.body.license_blob,
+      product_id: product.id,
+    });
     expect(verified.body.errors.map((e: any) => e.code)).toEqual(['expired']);
 
     const future = new Date(Date.now() + 86_400_000).toISOString();

@@ -148,18 +148,62 @@ describe('products, key pairs and product public keys through the gateway', () =
         ['code is longer than 100 characters', { name: 'App', code: 'a'.repeat(101) }, 'code'],
         ['code is not a string', { name: 'App', code: 7 }, 'code'],
         ['an unknown field is sent', { name: 'App', code: 'valid-code', colour: 'red' }, 'colour'],
-        ['default_valid_days is a numeric string', { name: 'App', code: 'valid-code', default_valid_days: '10' }, 'default_valid_days'],
-        ['default_valid_days is fractional', { name: 'App', code: 'valid-code', default_valid_days: 1.5 }, 'default_valid_days'],
-        ['default_valid_days is negative', { name: 'App', code: 'valid-code', default_valid_days: -1 }, 'default_valid_days'],
-        ['default_features is not an array', { name: 'App', code: 'valid-code', default_features: 'pro' }, 'default_features'],
-        ['default_features holds a number', { name: 'App', code: 'valid-code', default_features: [1] }, 'default_features'],
+        [
+          'default_valid_days is a numeric string',
+          { name: 'App', code: 'valid-code', default_valid_days: '10' },
+          'default_valid_days',
+        ],
+        [
+          'default_valid_days is fractional',
+          { name: 'App', code: 'valid-code', default_valid_days: 1.5 },
+          'default_valid_days',
+        ],
+        [
+          'default_valid_days is negative',
+          { name: 'App', code: 'valid-code', default_valid_days: -1 },
+          'default_valid_days',
+        ],
+        [
+          'default_features is not an array',
+          { name: 'App', code: 'valid-code', default_features: 'pro' },
+          'default_features',
+        ],
+        [
+          'default_features holds a number',
+          { name: 'App', code: 'valid-code', default_features: [1] },
+          'default_features',
+        ],
         ['description is not a string', { name: 'App', code: 'valid-code', description: 42 }, 'description'],
-        ['key_pair_id is not a UUID', { name: 'App', code: 'valid-code', key_pair_id: 'not-a-uuid' }, 'key_pair_id'],
-        ['max_concurrent_activations is 0', { name: 'App', code: 'valid-code', max_concurrent_activations: 0 }, 'max_concurrent_activations'],
-        ['max_concurrent_activations is a string', { name: 'App', code: 'valid-code', max_concurrent_activations: '5' }, 'max_concurrent_activations'],
-        ['activation_heartbeat_interval is 0', { name: 'App', code: 'valid-code', activation_heartbeat_interval: 0 }, 'activation_heartbeat_interval'],
-        ['activation_heartbeat_interval is above 7 days', { name: 'App', code: 'valid-code', activation_heartbeat_interval: 604_801 }, 'activation_heartbeat_interval'],
-        ['activation_heartbeat_interval is fractional', { name: 'App', code: 'valid-code', activation_heartbeat_interval: 1.5 }, 'activation_heartbeat_interval'],
+        [
+          'key_pair_id is not a UUID',
+          { name: 'App', code: 'valid-code', key_pair_id: 'not-a-uuid' },
+          'key_pair_id',
+        ],
+        [
+          'max_concurrent_activations is 0',
+          { name: 'App', code: 'valid-code', max_concurrent_activations: 0 },
+          'max_concurrent_activations',
+        ],
+        [
+          'max_concurrent_activations is a string',
+          { name: 'App', code: 'valid-code', max_concurrent_activations: '5' },
+          'max_concurrent_activations',
+        ],
+        [
+          'activation_heartbeat_interval is 0',
+          { name: 'App', code: 'valid-code', activation_heartbeat_interval: 0 },
+          'activation_heartbeat_interval',
+        ],
+        [
+          'activation_heartbeat_interval is above 7 days',
+          { name: 'App', code: 'valid-code', activation_heartbeat_interval: 604_801 },
+          'activation_heartbeat_interval',
+        ],
+        [
+          'activation_heartbeat_interval is fractional',
+          { name: 'App', code: 'valid-code', activation_heartbeat_interval: 1.5 },
+          'activation_heartbeat_interval',
+        ],
       ])('rejects a create where %s, naming the field', async (_label, body, field) => {
         const response = await clean.api.post('/api/v1/products', body);
         expectProblem(response, 400, 'validation_failed', field);
@@ -167,7 +211,11 @@ describe('products, key pairs and product public keys through the gateway', () =
       });
 
       it('rejects a body over 1 MiB with 413 payload_too_large', async () => {
-        const response = await clean.api.post('/api/v1/products', { name: 'Big', code: 'big', description: 'x'.repeat(1024 * 1024 + 1) });
+        const response = await clean.api.post('/api/v1/products', {
+          name: 'Big',
+          code: 'big',
+          description: 'x'.repeat(1024 * 1024 + 1),
+        });
         expectProblem(response, 413, 'payload_too_large');
         expect(await productTotal(clean.api)).toBe(0);
       });
@@ -217,7 +265,8 @@ describe('products, key pairs and product public keys through the gateway', () =
         Array.from({ length: 8 }, (_, i) => org.api.post('/api/v1/products', { name: `Racer ${i}`, code })),
       );
       expect(responses.filter((response) => response.status === 201)).toHaveLength(1);
-      for (const response of responses.filter((r) => r.status !== 201)) expectProblem(response, 409, 'conflict');
+      for (const response of responses.filter((r) => r.status !== 201))
+        expectProblem(response, 409, 'conflict');
       const list = await org.api.get('/api/v1/products?per_page=100');
       expect(list.body.products.filter((product: { code: string }) => product.code === code)).toHaveLength(1);
     });
@@ -234,7 +283,11 @@ describe('products, key pairs and product public keys through the gateway', () =
     it('answers 404 not_found for a key_pair_id that does not exist, and creates nothing', async () => {
       const totalBefore = await productTotal(org.api);
       const missing = randomUUID();
-      const response = await org.api.post('/api/v1/products', { name: 'App', code: uniqueCode(), key_pair_id: missing });
+      const response = await org.api.post('/api/v1/products', {
+        name: 'App',
+        code: uniqueCode(),
+        key_pair_id: missing,
+      });
       expectProblem(response, 404, 'not_found');
       expect(response.body.detail).toMatch(/key pair/i);
       expect(response.body.detail).toContain(missing);
@@ -316,7 +369,9 @@ describe('products, key pairs and product public keys through the gateway', () =
       it('orders products created at the same moment by id descending, so that pages never overlap or skip', async () => {
         const burst = await stack.newOrganization();
         const responses = await Promise.all(
-          Array.from({ length: 12 }, (_, i) => burst.api.post('/api/v1/products', { name: `Burst ${i}`, code: uniqueCode('burst') })),
+          Array.from({ length: 12 }, (_, i) =>
+            burst.api.post('/api/v1/products', { name: `Burst ${i}`, code: uniqueCode('burst') }),
+          ),
         );
         expect(responses.map((response) => response.status)).toEqual(Array(12).fill(201));
         const expected = newestFirst(responses.map((response) => response.body)).map((product) => product.id);
@@ -374,7 +429,10 @@ describe('products, key pairs and product public keys through the gateway', () =
         });
         await clockPast(original.updated_at);
 
-        const renamed = await org.api.put(`/api/v1/products/${original.id}`, { name: 'Renamed', default_features: ['pro'] });
+        const renamed = await org.api.put(`/api/v1/products/${original.id}`, {
+          name: 'Renamed',
+          default_features: ['pro'],
+        });
         expect(renamed.status).toBe(200);
         expect(renamed.body).toEqual({
           ...original,
@@ -387,7 +445,10 @@ describe('products, key pairs and product public keys through the gateway', () =
         expect((await org.api.get(`/api/v1/products/${original.id}`)).body).toEqual(renamed.body);
 
         await clockPast(renamed.body.updated_at);
-        const described = await org.api.put(`/v1/products/${original.id}`, { description: '', default_valid_days: 0 });
+        const described = await org.api.put(`/v1/products/${original.id}`, {
+          description: '',
+          default_valid_days: 0,
+        });
         expect(described.status).toBe(200);
         expect(described.body).toEqual({
           ...renamed.body,
@@ -402,7 +463,10 @@ describe('products, key pairs and product public keys through the gateway', () =
         const product = await createProduct(org.api);
         const unchanged = await org.api.put(`/api/v1/products/${product.id}`, { code: product.code });
         expectProblem(unchanged, 400, 'validation_failed', 'code');
-        const changed = await org.api.put(`/api/v1/products/${product.id}`, { name: 'New', code: uniqueCode() });
+        const changed = await org.api.put(`/api/v1/products/${product.id}`, {
+          name: 'New',
+          code: uniqueCode(),
+        });
         expectProblem(changed, 400, 'validation_failed', 'code');
         expect((await org.api.get(`/api/v1/products/${product.id}`)).body).toEqual(product);
       });
@@ -417,18 +481,41 @@ describe('products, key pairs and product public keys through the gateway', () =
         ['default_valid_days is a numeric string', { default_valid_days: '10' }, 'default_valid_days'],
         ['key_pair_id is not a UUID', { key_pair_id: 'nope' }, 'key_pair_id'],
         ['max_concurrent_activations is 0', { max_concurrent_activations: 0 }, 'max_concurrent_activations'],
-        ['activation_heartbeat_interval is 0', { activation_heartbeat_interval: 0 }, 'activation_heartbeat_interval'],
-        ['activation_heartbeat_interval is 604801', { activation_heartbeat_interval: 604_801 }, 'activation_heartbeat_interval'],
+        [
+          'activation_heartbeat_interval is 0',
+          { activation_heartbeat_interval: 0 },
+          'activation_heartbeat_interval',
+        ],
+        [
+          'activation_heartbeat_interval is 604801',
+          { activation_heartbeat_interval: 604_801 },
+          'activation_heartbeat_interval',
+        ],
         ['an unknown field is sent', { nme: 'typo' }, 'nme'],
-      ])('rejects an update where %s with 400 naming the field, and changes nothing', async (_label, body, field) => {
-        const product = await createProduct(org.api, { max_concurrent_activations: 2, activation_heartbeat_interval: 60 });
-        expectProblem(await org.api.put(`/api/v1/products/${product.id}`, body), 400, 'validation_failed', field);
-        expect((await org.api.get(`/api/v1/products/${product.id}`)).body).toEqual(product);
-      });
+      ])(
+        'rejects an update where %s with 400 naming the field, and changes nothing',
+        async (_label, body, field) => {
+          const product = await createProduct(org.api, {
+            max_concurrent_activations: 2,
+            activation_heartbeat_interval: 60,
+          });
+          expectProblem(
+            await org.api.put(`/api/v1/products/${product.id}`, body),
+            400,
+            'validation_failed',
+            field,
+          );
+          expect((await org.api.get(`/api/v1/products/${product.id}`)).body).toEqual(product);
+        },
+      );
 
       it('rejects malformed JSON on update with 400 validation_failed', async () => {
         const product = await createProduct(org.api);
-        expectProblem(await org.api.put(`/api/v1/products/${product.id}`, '{"name": '), 400, 'validation_failed');
+        expectProblem(
+          await org.api.put(`/api/v1/products/${product.id}`, '{"name": '),
+          400,
+          'validation_failed',
+        );
       });
 
       it('accepts key_pair_id null (unassigning the key pair), and a new key pair afterwards', async () => {
@@ -436,7 +523,11 @@ describe('products, key pairs and product public keys through the gateway', () =
         const cleared = await org.api.put(`/api/v1/products/${product.id}`, { key_pair_id: null });
         expect(cleared.status).toBe(200);
         expect(cleared.body).toMatchObject({ id: product.id, key_pair_id: null });
-        expectProblem(await org.api.get(`/api/v1/products/${product.id}/public-key`), 422, 'key_pair_missing');
+        expectProblem(
+          await org.api.get(`/api/v1/products/${product.id}/public-key`),
+          422,
+          'key_pair_missing',
+        );
 
         const replacement = await createKeyPair(org.api, { algorithm: 'ecdsa-p256' });
         const assigned = await org.api.put(`/api/v1/products/${product.id}`, { key_pair_id: replacement.id });
@@ -451,12 +542,18 @@ describe('products, key pairs and product public keys through the gateway', () =
       it("answers 404 to an update naming an unknown or another organization's key pair, and changes nothing", async () => {
         const { product } = await productWithKeyPair(org.api);
         const unknown = randomUUID();
-        const missing = await org.api.put(`/api/v1/products/${product.id}`, { name: 'Changed', key_pair_id: unknown });
+        const missing = await org.api.put(`/api/v1/products/${product.id}`, {
+          name: 'Changed',
+          key_pair_id: unknown,
+        });
         expectProblem(missing, 404, 'not_found');
         expect(missing.body.detail).toContain(unknown);
 
         const foreign = await createKeyPair(other.api);
-        const theirs = await org.api.put(`/api/v1/products/${product.id}`, { name: 'Changed', key_pair_id: foreign.id });
+        const theirs = await org.api.put(`/api/v1/products/${product.id}`, {
+          name: 'Changed',
+          key_pair_id: foreign.id,
+        });
         expectProblem(theirs, 404, 'not_found');
 
         expect((await org.api.get(`/api/v1/products/${product.id}`)).body).toEqual(product);
@@ -465,7 +562,10 @@ describe('products, key pairs and product public keys through the gateway', () =
       });
 
       it('accepts max_concurrent_activations and activation_heartbeat_interval on create and update, within 1..604800 seconds', async () => {
-        const product = await createProduct(org.api, { max_concurrent_activations: 5, activation_heartbeat_interval: 1 });
+        const product = await createProduct(org.api, {
+          max_concurrent_activations: 5,
+          activation_heartbeat_interval: 1,
+        });
         expect(product).toMatchObject({ max_concurrent_activations: 5, activation_heartbeat_interval: 1 });
 
         const raised = await org.api.put(`/api/v1/products/${product.id}`, {
@@ -473,18 +573,30 @@ describe('products, key pairs and product public keys through the gateway', () =
           activation_heartbeat_interval: 604_800,
         });
         expect(raised.status).toBe(200);
-        expect(raised.body).toMatchObject({ max_concurrent_activations: 10, activation_heartbeat_interval: 604_800 });
+        expect(raised.body).toMatchObject({
+          max_concurrent_activations: 10,
+          activation_heartbeat_interval: 604_800,
+        });
 
         const cleared = await org.api.put(`/api/v1/products/${product.id}`, {
           max_concurrent_activations: null,
           activation_heartbeat_interval: null,
         });
         expect(cleared.status).toBe(200);
-        expect(cleared.body).toMatchObject({ max_concurrent_activations: null, activation_heartbeat_interval: null });
+        expect(cleared.body).toMatchObject({
+          max_concurrent_activations: null,
+          activation_heartbeat_interval: null,
+        });
         expect((await org.api.get(`/api/v1/products/${product.id}`)).body).toEqual(cleared.body);
 
-        const upperBound = await createProduct(org.api, { activation_heartbeat_interval: 604_800, max_concurrent_activations: null });
-        expect(upperBound).toMatchObject({ activation_heartbeat_interval: 604_800, max_concurrent_activations: null });
+        const upperBound = await createProduct(org.api, {
+          activation_heartbeat_interval: 604_800,
+          max_concurrent_activations: null,
+        });
+        expect(upperBound).toMatchObject({
+          activation_heartbeat_interval: 604_800,
+          max_concurrent_activations: null,
+        });
         expectProblem(
           await org.api.put(`/api/v1/products/${product.id}`, { activation_heartbeat_interval: -5 }),
           400,
@@ -544,7 +656,9 @@ describe('products, key pairs and product public keys through the gateway', () =
           const { product } = await productWithKeyPair(org.api);
           const deleting = org.api.delete(`/api/v1/products/${product.id}`);
           for (let turn = 0; turn < headStart; turn++) await new Promise((resolve) => setImmediate(resolve));
-          const creating = Array.from({ length: 20 }, () => org.api.post('/api/v1/licenses', { product_id: product.id }));
+          const creating = Array.from({ length: 20 }, () =>
+            org.api.post('/api/v1/licenses', { product_id: product.id }),
+          );
           const [deleted, ...creates] = await Promise.all([deleting, ...creating]);
 
           for (const create of creates) {
@@ -561,14 +675,20 @@ describe('products, key pairs and product public keys through the gateway', () =
             expect(issued).toEqual([]);
             expect(licenses.body).toEqual({ licenses: [], total: 0 });
             expectProblem(await org.api.get(`/api/v1/products/${product.id}`), 404, 'not_found');
-            expectProblem(await org.api.post('/api/v1/licenses', { product_id: product.id }), 404, 'not_found');
+            expectProblem(
+              await org.api.post('/api/v1/licenses', { product_id: product.id }),
+              404,
+              'not_found',
+            );
           } else {
             expectProblem(deleted, 409, 'conflict');
             expect((await org.api.get(`/api/v1/products/${product.id}`)).status).toBe(200);
             // the product was never retired, so no create was turned away
             expect(issued).toHaveLength(creates.length);
             expect(licenses.body.total).toBe(issued.length);
-            expect(licenses.body.licenses.map((l: { id: string }) => l.id).sort()).toEqual([...issued].sort());
+            expect(licenses.body.licenses.map((l: { id: string }) => l.id).sort()).toEqual(
+              [...issued].sort(),
+            );
           }
         }
       });
@@ -597,7 +717,7 @@ describe('products, key pairs and product public keys through the gateway', () =
 
   describe('product public key', () => {
     it.each(['ed25519', 'ecdsa-p256', 'rsa-3072'])(
-      "returns the public key of a product signed with %s: the PEM SPKI of its key pair, with algorithm and key_pair_id",
+      'returns the public key of a product signed with %s: the PEM SPKI of its key pair, with algorithm and key_pair_id',
       async (algorithm) => {
         const { product, keyPair } = await productWithKeyPair(org.api, {}, algorithm);
         const response = await org.api.get(`/api/v1/products/${product.id}/public-key`);
@@ -610,7 +730,9 @@ describe('products, key pairs and product public keys through the gateway', () =
           algorithm,
           key_pair_id: keyPair.id,
         });
-        expect(response.body.public_key).toMatch(/^-----BEGIN PUBLIC KEY-----\n[\s\S]+\n-----END PUBLIC KEY-----\n?$/);
+        expect(response.body.public_key).toMatch(
+          /^-----BEGIN PUBLIC KEY-----\n[\s\S]+\n-----END PUBLIC KEY-----\n?$/,
+        );
         expect(createPublicKey(response.body.public_key).type).toBe('public');
         expect(response.text).not.toContain('PRIVATE');
         expect((await org.api.get(`/v1/products/${product.id}/public-key`)).body).toEqual(response.body);
@@ -648,44 +770,50 @@ describe('products, key pairs and product public keys through the gateway', () =
       ['ed25519', 'ed25519'],
       ['ecdsa-p256', 'ecdsa-p256'],
       ['rsa-3072', 'rsa-3072'],
-    ])('creates a key pair (%s): 201 with its public half and a SHA-256 fingerprint of the DER SPKI', async (_label, algorithm) => {
-      const expected = algorithm ?? 'ed25519';
-      const created = await org.api.post('/api/v1/key-pairs', algorithm ? { name: 'Signing', algorithm } : {});
-      expect(created.status).toBe(201);
-      expect(Object.keys(created.body).sort()).toEqual(KEY_PAIR_FIELDS);
-      expect(created.body).toEqual({
-        id: expect.stringMatching(UUID),
-        name: algorithm ? 'Signing' : expect.any(String),
-        algorithm: expected,
-        public_key: expect.stringMatching(/^-----BEGIN PUBLIC KEY-----\n/),
-        fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/),
-        created_at: expect.stringMatching(ISO_MS_UTC),
-      });
-      expect(created.body.name.length).toBeGreaterThan(0);
+    ])(
+      'creates a key pair (%s): 201 with its public half and a SHA-256 fingerprint of the DER SPKI',
+      async (_label, algorithm) => {
+        const expected = algorithm ?? 'ed25519';
+        const created = await org.api.post(
+          '/api/v1/key-pairs',
+          algorithm ? { name: 'Signing', algorithm } : {},
+        );
+        expect(created.status).toBe(201);
+        expect(Object.keys(created.body).sort()).toEqual(KEY_PAIR_FIELDS);
+        expect(created.body).toEqual({
+          id: expect.stringMatching(UUID),
+          name: algorithm ? 'Signing' : expect.any(String),
+          algorithm: expected,
+          public_key: expect.stringMatching(/^-----BEGIN PUBLIC KEY-----\n/),
+          fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/),
+          created_at: expect.stringMatching(ISO_MS_UTC),
+        });
+        expect(created.body.name.length).toBeGreaterThan(0);
 
-      const key = createPublicKey(created.body.public_key);
-      expect(key.type).toBe('public');
-      const der = key.export({ type: 'spki', format: 'der' });
-      expect(created.body.fingerprint).toBe(createHash('sha256').update(der).digest('hex'));
-      if (expected === 'ed25519') expect(key.asymmetricKeyType).toBe('ed25519');
-      if (expected === 'ecdsa-p256') {
-        expect(key.asymmetricKeyType).toBe('ec');
-        expect(key.asymmetricKeyDetails?.namedCurve).toBe('prime256v1');
-      }
-      if (expected === 'rsa-3072') {
-        expect(key.asymmetricKeyType).toBe('rsa');
-        expect(key.asymmetricKeyDetails?.modulusLength).toBe(3072);
-      }
+        const key = createPublicKey(created.body.public_key);
+        expect(key.type).toBe('public');
+        const der = key.export({ type: 'spki', format: 'der' });
+        expect(created.body.fingerprint).toBe(createHash('sha256').update(der).digest('hex'));
+        if (expected === 'ed25519') expect(key.asymmetricKeyType).toBe('ed25519');
+        if (expected === 'ecdsa-p256') {
+          expect(key.asymmetricKeyType).toBe('ec');
+          expect(key.asymmetricKeyDetails?.namedCurve).toBe('prime256v1');
+        }
+        if (expected === 'rsa-3072') {
+          expect(key.asymmetricKeyType).toBe('rsa');
+          expect(key.asymmetricKeyDetails?.modulusLength).toBe(3072);
+        }
 
-      const fetched = await org.api.get(`/api/v1/key-pairs/${created.body.id}`);
-      expect(fetched.status).toBe(200);
-      expect(fetched.body).toEqual(created.body);
-      const listed = await org.api.get('/api/v1/key-pairs?per_page=100');
-      for (const text of [created.text, fetched.text, listed.text]) {
-        expect(text).not.toMatch(/PRIVATE/i);
-        expect(text).not.toMatch(/private_key|ciphertext/i);
-      }
-    });
+        const fetched = await org.api.get(`/api/v1/key-pairs/${created.body.id}`);
+        expect(fetched.status).toBe(200);
+        expect(fetched.body).toEqual(created.body);
+        const listed = await org.api.get('/api/v1/key-pairs?per_page=100');
+        for (const text of [created.text, fetched.text, listed.text]) {
+          expect(text).not.toMatch(/PRIVATE/i);
+          expect(text).not.toMatch(/private_key|ciphertext/i);
+        }
+      },
+    );
 
     it('gives each key pair its own key and fingerprint', async () => {
       const first = await createKeyPair(org.api);
@@ -717,7 +845,8 @@ describe('products, key pairs and product public keys through the gateway', () =
       beforeAll(async () => {
         keeper = await stack.newOrganization();
         created = [];
-        for (const algorithm of ['ed25519', 'ecdsa-p256', 'ed25519']) created.push(await createKeyPair(keeper.api, { algorithm }));
+        for (const algorithm of ['ed25519', 'ecdsa-p256', 'ed25519'])
+          created.push(await createKeyPair(keeper.api, { algorithm }));
       });
 
       it('lists key pairs newest first with a total, paginated', async () => {
@@ -737,7 +866,12 @@ describe('products, key pairs and product public keys through the gateway', () =
       });
 
       it.each(['per_page=0', 'per_page=101', 'page=0', 'page=abc'])('rejects ?%s with 400', async (query) => {
-        expectProblem(await keeper.api.get(`/api/v1/key-pairs?${query}`), 400, 'validation_failed', query.split('=')[0]);
+        expectProblem(
+          await keeper.api.get(`/api/v1/key-pairs?${query}`),
+          400,
+          'validation_failed',
+          query.split('=')[0],
+        );
       });
 
       it("keeps key pairs to their organization: another organization's are absent from the list and 404 to get and delete", async () => {
@@ -752,7 +886,12 @@ describe('products, key pairs and product public keys through the gateway', () =
         expect((await keeper.api.get('/api/v1/key-pairs')).body.total).toBe(3);
         expectProblem(await keeper.api.get(`/api/v1/key-pairs/${randomUUID()}`), 404, 'not_found');
         expectProblem(await keeper.api.get('/api/v1/key-pairs/not-a-uuid'), 400, 'validation_failed', 'id');
-        expectProblem(await keeper.api.delete('/api/v1/key-pairs/not-a-uuid'), 400, 'validation_failed', 'id');
+        expectProblem(
+          await keeper.api.delete('/api/v1/key-pairs/not-a-uuid'),
+          400,
+          'validation_failed',
+          'id',
+        );
       });
     });
 
@@ -784,7 +923,10 @@ describe('products, key pairs and product public keys through the gateway', () =
       expectProblem(await org.api.delete(`/api/v1/key-pairs/${replacement.id}`), 409, 'conflict');
       // and the product still issues licenses with it
       const next = await createLicense(org.api, { product_id: product.id });
-      const verified = await org.api.post('/api/v1/licenses/verify', { license_blob: next.license_blob, product_id: product.id });
+      const verified = await org.api.post('/api/v1/licenses/verify', {
+        license_blob: next.license_blob,
+        product_id: product.id,
+      });
       expect(verified.body).toMatchObject({ valid: true, errors: [] });
     });
 
@@ -808,9 +950,15 @@ describe('products, key pairs and product public keys through the gateway', () =
       const oldLicense = await createLicense(org.api, { product_id: product.id });
 
       const newKey = await createKeyPair(org.api, { algorithm: 'ed25519' });
-      expect((await org.api.put(`/api/v1/products/${product.id}`, { key_pair_id: newKey.id })).status).toBe(200);
+      expect((await org.api.put(`/api/v1/products/${product.id}`, { key_pair_id: newKey.id })).status).toBe(
+        200,
+      );
       const publicKey = await org.api.get(`/api/v1/products/${product.id}/public-key`);
-      expect(publicKey.body).toMatchObject({ key_pair_id: newKey.id, public_key: newKey.public_key, algorithm: 'ed25519' });
+      expect(publicKey.body).toMatchObject({
+        key_pair_id: newKey.id,
+        public_key: newKey.public_key,
+        algorithm: 'ed25519',
+      });
 
       const newLicense = await createLicense(org.api, { product_id: product.id });
       for (const license of [oldLicense, newLicense]) {
@@ -819,7 +967,11 @@ describe('products, key pairs and product public keys through the gateway', () =
           product_id: product.id,
         });
         expect(verified.status).toBe(200);
-        expect(verified.body).toMatchObject({ valid: true, errors: [], license: { serial: license.serial, product_id: product.id } });
+        expect(verified.body).toMatchObject({
+          valid: true,
+          errors: [],
+          license: { serial: license.serial, product_id: product.id },
+        });
       }
       // the old license is signed with the old key, so the old public key (not the new) verifies it offline-style
       const withOldKey = await org.api.post('/api/v1/licenses/verify', {
@@ -842,7 +994,10 @@ describe('products, key pairs and product public keys through the gateway', () =
       });
       expect(foreign.status).toBe(200);
       expect(foreign.body.valid).toBe(false);
-      expect(foreign.body.errors.map((e: { code: string }) => e.code)).toEqual(['unknown_key', 'product_mismatch']);
+      expect(foreign.body.errors.map((e: { code: string }) => e.code)).toEqual([
+        'unknown_key',
+        'product_mismatch',
+      ]);
     });
   });
 });

@@ -44,18 +44,29 @@ describe('POST /licenses/verify', () => {
   beforeAll(async () => {
     stack = await startStack();
     [orgA, orgB] = await Promise.all([stack.newOrganization(), stack.newOrganization()]);
-    ({ product: productA, keyPair: keyPairA } = await productWithKeyPair(orgA.api, { default_features: ['pro'], default_valid_days: 30 }));
+    ({ product: productA, keyPair: keyPairA } = await productWithKeyPair(orgA.api, {
+      default_features: ['pro'],
+      default_valid_days: 30,
+    }));
     ({ product: productA2 } = await productWithKeyPair(orgA.api));
     ({ product: productB, keyPair: keyPairB } = await productWithKeyPair(orgB.api));
     pemA = (await orgA.api.get(`/api/v1/products/${productA.id}/public-key`)).body.public_key;
     pemA2 = (await orgA.api.get(`/api/v1/products/${productA2.id}/public-key`)).body.public_key;
-    license = await createLicense(orgA.api, { product_id: productA.id, customer_id: 'cus_42', customer_email: 'ada@example.com' });
+    license = await createLicense(orgA.api, {
+      product_id: productA.id,
+      customer_id: 'cus_42',
+      customer_email: 'ada@example.com',
+    });
     ownKey = await generateKeyPair('ed25519');
   });
   afterAll(() => stack.close());
 
   /** A license signed with our own key: only public_key mode with ownKey's PEM can check it. */
-  function forgedBlob(validFrom: Date, validUntil: Date | null, productId = randomUUID()): { blob: string; serial: string } {
+  function forgedBlob(
+    validFrom: Date,
+    validUntil: Date | null,
+    productId = randomUUID(),
+  ): { blob: string; serial: string } {
     const serial = generateSerial('forged');
     const claims = buildClaims({
       licenseId: randomUUID(),
@@ -78,7 +89,10 @@ describe('POST /licenses/verify', () => {
   }
 
   /** The license's JWS with a different header and/or payload, the original signature kept unless given. */
-  function rewritten(blob: string, changes: { header?: object; claims?: object; signature?: string }): string {
+  function rewritten(
+    blob: string,
+    changes: { header?: object; claims?: object; signature?: string },
+  ): string {
     const { header, claims, segments } = decodeBlob(blob);
     const headerSegment = segmentOf({ ...header, ...changes.header });
     const payloadSegment = segmentOf({ ...claims, ...changes.claims });
@@ -118,16 +132,23 @@ describe('POST /licenses/verify', () => {
     it('answers valid in public_key mode with the PEM from GET /products/:id/public-key', async () => {
       const response = await verify({ license_blob: license.license_blob, public_key: pemA });
       expect(response.status).toBe(200);
-      expect(response.body).toMatchObject({ valid: true, errors: [], license: { serial: license.serial, product_id: productA.id } });
+      expect(response.body).toMatchObject({
+        valid: true,
+        errors: [],
+        license: { serial: license.serial, product_id: productA.id },
+      });
     });
 
-    it.each(['ecdsa-p256', 'rsa-3072'])('verifies a %s license in product_id and public_key modes', async (algorithm) => {
-      const { product } = await productWithKeyPair(orgA.api, {}, algorithm);
-      const issued = await createLicense(orgA.api, { product_id: product.id });
-      const pem = (await orgA.api.get(`/api/v1/products/${product.id}/public-key`)).body.public_key;
-      await expectErrors({ license_blob: issued.license_blob, product_id: product.id }, []);
-      await expectErrors({ license_blob: issued.license_blob, public_key: pem }, []);
-    });
+    it.each(['ecdsa-p256', 'rsa-3072'])(
+      'verifies a %s license in product_id and public_key modes',
+      async (algorithm) => {
+        const { product } = await productWithKeyPair(orgA.api, {}, algorithm);
+        const issued = await createLicense(orgA.api, { product_id: product.id });
+        const pem = (await orgA.api.get(`/api/v1/products/${product.id}/public-key`)).body.public_key;
+        await expectErrors({ license_blob: issued.license_blob, product_id: product.id }, []);
+        await expectErrors({ license_blob: issued.license_blob, public_key: pem }, []);
+      },
+    );
 
     it('reports a perpetual license with valid_until null', async () => {
       const perpetual = await createLicense(orgA.api, { product_id: productA.id, license_type: 'perpetual' });
@@ -145,7 +166,9 @@ describe('POST /licenses/verify', () => {
       const issued = await createLicense(orgA.api, { product_id: product.id });
       const next = await orgA.api.post('/api/v1/key-pairs', { name: 'rotated' });
       expect(next.status).toBe(201);
-      expect((await orgA.api.put(`/api/v1/products/${product.id}`, { key_pair_id: next.body.id })).status).toBe(200);
+      expect(
+        (await orgA.api.put(`/api/v1/products/${product.id}`, { key_pair_id: next.body.id })).status,
+      ).toBe(200);
       expect(decodeBlob(issued.license_blob).header.kid).toBe(keyPair.id);
       await expectErrors({ license_blob: issued.license_blob, product_id: product.id }, []);
     });
@@ -202,7 +225,10 @@ describe('POST /licenses/verify', () => {
       ['an unknown field', { license_blob: '$blob', product_id: '$A', strict: false }, 'strict'],
     ])('answers 400 validation_failed for %s', async (_what, template, field) => {
       const body = Object.fromEntries(
-        Object.entries(template).map(([k, v]) => [k, v === '$A' ? productA.id : v === '$blob' ? license.license_blob : v]),
+        Object.entries(template).map(([k, v]) => [
+          k,
+          v === '$A' ? productA.id : v === '$blob' ? license.license_blob : v,
+        ]),
       );
       const response = await verify(body);
       expect(response.status).toBe(400);
@@ -212,7 +238,11 @@ describe('POST /licenses/verify', () => {
 
     it('answers 404 for an unknown product_id sent beside public_key', async () => {
       const productId = randomUUID();
-      const response = await verify({ license_blob: license.license_blob, public_key: pemA, product_id: productId });
+      const response = await verify({
+        license_blob: license.license_blob,
+        public_key: pemA,
+        product_id: productId,
+      });
       expect(response.status).toBe(404);
       expect(response.body).toMatchObject({ code: 'not_found' });
       expect(response.body.detail).toContain(productId);
@@ -234,10 +264,25 @@ describe('POST /licenses/verify', () => {
       ['a blob that is not base64', () => '!!! not base64 !!!'],
       ['base64 of "not.a.jws"', () => blobOf('not.a.jws')],
       ['base64 of two segments', () => blobOf(`${header}.${segmentOf({ v: 1 })}`)],
-      ['base64 of a JWS whose payload is not JSON', () => blobOf(`${header}.${Buffer.from('hello, world').toString('base64url')}.c2ln`)],
-      ['base64 of a JWS whose header is not JSON', () => blobOf(`${Buffer.from('{alg').toString('base64url')}.${segmentOf({ v: 1 })}.c2ln`)],
-      ['base64 of a JWS whose header has no alg', () => blobOf(`${segmentOf({ typ: 'license+jwt' })}.${segmentOf(decodeBlob(license.license_blob).claims)}.c2ln`)],
-      ['base64 of a JWS whose payload is JSON but not license claims', () => blobOf(`${header}.${segmentOf({ sub: 'x', admin: true })}.c2ln`)],
+      [
+        'base64 of a JWS whose payload is not JSON',
+        () => blobOf(`${header}.${Buffer.from('hello, world').toString('base64url')}.c2ln`),
+      ],
+      [
+        'base64 of a JWS whose header is not JSON',
+        () => blobOf(`${Buffer.from('{alg').toString('base64url')}.${segmentOf({ v: 1 })}.c2ln`),
+      ],
+      [
+        'base64 of a JWS whose header has no alg',
+        () =>
+          blobOf(
+            `${segmentOf({ typ: 'license+jwt' })}.${segmentOf(decodeBlob(license.license_blob).claims)}.c2ln`,
+          ),
+      ],
+      [
+        'base64 of a JWS whose payload is JSON but not license claims',
+        () => blobOf(`${header}.${segmentOf({ sub: 'x', admin: true })}.c2ln`),
+      ],
       ['base64 of a JWS whose payload is a JSON array', () => blobOf(`${header}.${segmentOf([1, 2])}.c2ln`)],
     ])('answers 200 {valid:false, license:null, errors:[malformed]} for %s', async (_what, blob) => {
       for (const mode of [{ product_id: productA.id }, { public_key: pemA }]) {
@@ -257,13 +302,19 @@ describe('POST /licenses/verify', () => {
       const tampered = rewritten(license.license_blob, { claims: { features: ['pro', 'enterprise'] } });
       for (const mode of [{ product_id: productA.id }, { public_key: pemA }]) {
         const body = await expectErrors({ license_blob: tampered, ...mode }, ['signature_invalid']);
-        expect(body.license).toMatchObject({ serial: license.serial, features: ['pro', 'enterprise'], is_expired: false });
+        expect(body.license).toMatchObject({
+          serial: license.serial,
+          features: ['pro', 'enterprise'],
+          is_expired: false,
+        });
       }
     });
 
     it('reports signature_invalid for a tampered validity window', async () => {
       const farFuture = Math.floor((Date.now() + 3650 * DAY_MS) / 1000);
-      const tampered = rewritten(license.license_blob, { claims: { exp: farFuture, valid_until: new Date(farFuture * 1000).toISOString() } });
+      const tampered = rewritten(license.license_blob, {
+        claims: { exp: farFuture, valid_until: new Date(farFuture * 1000).toISOString() },
+      });
       await expectErrors({ license_blob: tampered, product_id: productA.id }, ['signature_invalid']);
     });
 
@@ -288,7 +339,9 @@ describe('POST /licenses/verify', () => {
 
     it("reports signature_invalid for a blob checked against another product's public key", async () => {
       await expectErrors({ license_blob: license.license_blob, public_key: pemA2 }, ['signature_invalid']);
-      await expectErrors({ license_blob: license.license_blob, public_key: ownKey.publicKeyPem }, ['signature_invalid']);
+      await expectErrors({ license_blob: license.license_blob, public_key: ownKey.publicKeyPem }, [
+        'signature_invalid',
+      ]);
     });
 
     it('reports signature_invalid for a header alg of another family than the key (ES256 on an Ed25519 key)', async () => {
@@ -298,8 +351,13 @@ describe('POST /licenses/verify', () => {
 
     it("reports signature_invalid for a token signed with our own key but naming the product's kid", async () => {
       const { header, claims } = decodeBlob(license.license_blob);
-      const resigned = signJws({ ...claims, features: ['enterprise'] }, { kid: header.kid, privateKey: parsePrivateKey(ownKey.privateKeyPem) });
-      await expectErrors({ license_blob: blobFromJws(resigned), product_id: productA.id }, ['signature_invalid']);
+      const resigned = signJws(
+        { ...claims, features: ['enterprise'] },
+        { kid: header.kid, privateKey: parsePrivateKey(ownKey.privateKeyPem) },
+      );
+      await expectErrors({ license_blob: blobFromJws(resigned), product_id: productA.id }, [
+        'signature_invalid',
+      ]);
     });
   });
 
@@ -321,13 +379,16 @@ describe('POST /licenses/verify', () => {
 
       const theirs = await createLicense(orgB.api, { product_id: productB.id });
       expect(decodeBlob(theirs.license_blob).header.kid).toBe(keyPairB.id);
-      const body = await expectErrors({ license_blob: theirs.license_blob, product_id: productA.id }, ['unknown_key', 'product_mismatch']);
+      const body = await expectErrors({ license_blob: theirs.license_blob, product_id: productA.id }, [
+        'unknown_key',
+        'product_mismatch',
+      ]);
       expect(body.license).toMatchObject({ serial: theirs.serial, product_id: productB.id });
       // Org B itself verifies it fine.
       await expectErrors({ license_blob: theirs.license_blob, product_id: productB.id }, [], orgB.api);
     });
 
-    it("reports signature_invalid, not unknown_key, for a kid naming another key pair of the same organization", async () => {
+    it('reports signature_invalid, not unknown_key, for a kid naming another key pair of the same organization', async () => {
       // The kid names a key pair of the organization, so that key is used: the signature then fails.
       const { keyPair } = await productWithKeyPair(orgA.api);
       const blob = rewritten(license.license_blob, { header: { kid: keyPair.id } });
@@ -338,13 +399,24 @@ describe('POST /licenses/verify', () => {
 
   describe('product_mismatch', () => {
     it('reports product_mismatch for a valid blob of product A verified with product B of the same organization', async () => {
-      const body = await expectErrors({ license_blob: license.license_blob, product_id: productA2.id }, ['product_mismatch']);
-      expect(body.license).toMatchObject({ serial: license.serial, product_id: productA.id, is_expired: false });
+      const body = await expectErrors({ license_blob: license.license_blob, product_id: productA2.id }, [
+        'product_mismatch',
+      ]);
+      expect(body.license).toMatchObject({
+        serial: license.serial,
+        product_id: productA.id,
+        is_expired: false,
+      });
     });
 
     it('compares a product_id sent beside public_key with the payload only', async () => {
-      await expectErrors({ license_blob: license.license_blob, public_key: pemA, product_id: productA.id }, []);
-      await expectErrors({ license_blob: license.license_blob, public_key: pemA, product_id: productA2.id }, ['product_mismatch']);
+      await expectErrors(
+        { license_blob: license.license_blob, public_key: pemA, product_id: productA.id },
+        [],
+      );
+      await expectErrors({ license_blob: license.license_blob, public_key: pemA, product_id: productA2.id }, [
+        'product_mismatch',
+      ]);
     });
   });
 
@@ -354,13 +426,23 @@ describe('POST /licenses/verify', () => {
       await expectErrors({ license_blob: issued.license_blob, product_id: productA.id }, []);
       await expireLicenseInDatabase(issued.id);
 
-      const body = await expectErrors({ license_blob: issued.license_blob, product_id: productA.id }, ['expired']);
-      expect(body.license).toMatchObject({ serial: issued.serial, is_expired: true, valid_until: issued.valid_until });
+      const body = await expectErrors({ license_blob: issued.license_blob, product_id: productA.id }, [
+        'expired',
+      ]);
+      expect(body.license).toMatchObject({
+        serial: issued.serial,
+        is_expired: true,
+        valid_until: issued.valid_until,
+      });
       // Stored state of the caller's own license applies in public_key mode too.
       const byKey = await expectErrors({ license_blob: issued.license_blob, public_key: pemA }, ['expired']);
       expect(byKey.license.is_expired).toBe(true);
       // Another organization learns nothing about it.
-      const foreign = await expectErrors({ license_blob: issued.license_blob, public_key: pemA }, [], orgB.api);
+      const foreign = await expectErrors(
+        { license_blob: issued.license_blob, public_key: pemA },
+        [],
+        orgB.api,
+      );
       expect(foreign.license.is_expired).toBe(false);
     });
 
@@ -372,7 +454,9 @@ describe('POST /licenses/verify', () => {
     it('reports exactly not_yet_valid for a token whose nbf is in the future', async () => {
       const validFrom = new Date(Date.now() + DAY_MS);
       const { blob, serial } = forgedBlob(validFrom, new Date(validFrom.getTime() + 30 * DAY_MS));
-      const body = await expectErrors({ license_blob: blob, public_key: ownKey.publicKeyPem }, ['not_yet_valid']);
+      const body = await expectErrors({ license_blob: blob, public_key: ownKey.publicKeyPem }, [
+        'not_yet_valid',
+      ]);
       expect(body.license).toMatchObject({ serial, valid_from: validFrom.toISOString(), is_expired: false });
     });
 
@@ -385,10 +469,11 @@ describe('POST /licenses/verify', () => {
     it('reports every problem that applies at once', async () => {
       const validFrom = new Date(Date.now() + DAY_MS);
       const { blob } = forgedBlob(validFrom, new Date(validFrom.getTime() + DAY_MS));
-      await expectErrors(
-        { license_blob: blob, public_key: pemA, product_id: productA.id },
-        ['signature_invalid', 'product_mismatch', 'not_yet_valid'],
-      );
+      await expectErrors({ license_blob: blob, public_key: pemA, product_id: productA.id }, [
+        'signature_invalid',
+        'product_mismatch',
+        'not_yet_valid',
+      ]);
     });
   });
 
@@ -399,7 +484,11 @@ describe('POST /licenses/verify', () => {
 
       expect((await orgA.api.delete(`/api/v1/licenses/${issued.id}`)).status).toBe(200);
 
-      const foreign = await expectErrors({ license_blob: issued.license_blob, public_key: pemA }, [], orgB.api);
+      const foreign = await expectErrors(
+        { license_blob: issued.license_blob, public_key: pemA },
+        [],
+        orgB.api,
+      );
       expect(foreign.license).toMatchObject({ serial: issued.serial, is_expired: false });
       await expectErrors({ license_blob: issued.license_blob, product_id: productA.id }, ['revoked']);
       await expectErrors({ license_blob: issued.license_blob, public_key: pemA }, ['revoked']);
@@ -416,7 +505,10 @@ describe('POST /licenses/verify', () => {
       const issued = await createLicense(orgA.api, { product_id: productA.id });
       expect((await orgA.api.delete(`/api/v1/licenses/${issued.id}`)).status).toBe(200);
       const tampered = rewritten(issued.license_blob, { claims: { features: ['enterprise'] } });
-      await expectErrors({ license_blob: tampered, product_id: productA.id }, ['signature_invalid', 'revoked']);
+      await expectErrors({ license_blob: tampered, product_id: productA.id }, [
+        'signature_invalid',
+        'revoked',
+      ]);
     });
   });
 });

@@ -73,7 +73,9 @@ async function bootstrapDefaultOrganization(organizations: OrganizationsService)
 function acceptEmptyJsonBodies(fastify: FastifyInstance): void {
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (request, body, done) =>
-    body === '' ? done(null, undefined) : parseJson(request, body as string, done),
+  fastify.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string', bodyLimit: BODY_LIMIT },
+    (request, body, done) => (body === '' ? done(null, undefined) : parseJson(request, body as string, done)),
   );
 }

@@ -3,12 +3,17 @@ import { ConfigOf, commonEnv, databaseEnv, env, loadConfig } from '@licensing/sh
 export const gatewayEnv = {
   ...commonEnv,
   ...databaseEnv,
-  HOST: env.string({ default: '127.0.0.1', production: '0.0.0.0', description: 'Interface the HTTP API listens on' }),
+  HOST: env.string({
+    default: '127.0.0.1',
+    production: '0.0.0.0',
+    description: 'Interface the HTTP API listens on',
+  }),
   PORT: env.int({ default: 3000, min: 0, max: 65535, description: 'Port the HTTP API listens on' }),
   API_KEY_CACHE_TTL_MS: env.int({
     default: 30_000,
     min: 0,
-    description: 'How long a gateway trusts a resolved API key without asking PostgreSQL (revocations are broadcast at once)',
+    description:
+      'How long a gateway trusts a resolved API key without asking PostgreSQL (revocations are broadcast at once)',
   }),
   BOOTSTRAP_DEFAULT_ORG: env.bool({
     default: true,

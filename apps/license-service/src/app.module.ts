@@ -15,7 +15,13 @@ import { LICENSE_MIGRATIONS } from './migrations';
 import { SigningModule } from './signing/signing.module';
 
 export const LICENSE_SCHEMA = 'license';
-export const LICENSE_ENTITIES = [KeyPairEntity, CatalogProductEntity, LicenseEntity, ActivationEntity, OutboxEventEntity];
+export const LICENSE_ENTITIES = [
+  KeyPairEntity,
+  CatalogProductEntity,
+  LicenseEntity,
+  ActivationEntity,
+  OutboxEventEntity,
+];
 
 @Module({})
 export class LicenseServiceModule {

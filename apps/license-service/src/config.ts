@@ -7,12 +7,17 @@ const DEVELOPMENT_MASTER_KEY = `dev:${createHash('sha256').update('licensing-dev
 export const licenseServiceEnv = {
   ...commonEnv,
   ...databaseEnv,
-  HOST: env.string({ default: '127.0.0.1', production: '0.0.0.0', description: 'Interface for the health endpoints' }),
+  HOST: env.string({
+    default: '127.0.0.1',
+    production: '0.0.0.0',
+    description: 'Interface for the health endpoints',
+  }),
   HEALTH_PORT: env.int({ default: 3102, min: 0, max: 65535, description: 'Port of /healthz and /readyz' }),
   LICENSE_EXPIRY_SWEEP_MS: env.int({
     default: 30_000,
     min: 50,
-    description: 'How often overdue active licenses are marked expired (license.expired); one replica at a time',
+    description:
+      'How often overdue active licenses are marked expired (license.expired); one replica at a time',
   }),
   ACTIVATION_SWEEP_MS: env.int({
     default: 1_000,

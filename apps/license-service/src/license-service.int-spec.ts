@@ -3,7 +3,14 @@ import { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Subjects } from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
-import { BusTestClient, deleteNamespaceStreams, EventRecorder, ScriptedPeer, testEnv, uniqueNamespace } from '@licensing/shared/testing';
+import {
+  BusTestClient,
+  deleteNamespaceStreams,
+  EventRecorder,
+  ScriptedPeer,
+  testEnv,
+  uniqueNamespace,
+} from '@licensing/shared/testing';
 import { startLicenseService } from './app';
 import { loadLicenseServiceConfig } from './config';
 import { LicenseExpirySweeper } from './licenses/license-expiry.sweeper';
@@ -24,7 +31,9 @@ describe('license service', () => {
       return { response: { ok: true } };
     });
     // A sweep interval longer than the test: the test runs the sweeps itself.
-    app = await startLicenseService(loadLicenseServiceConfig(testEnv(namespace, { LICENSE_EXPIRY_SWEEP_MS: '3600000' })));
+    app = await startLicenseService(
+      loadLicenseServiceConfig(testEnv(namespace, { LICENSE_EXPIRY_SWEEP_MS: '3600000' })),
+    );
     bus = await BusTestClient.connect(namespace);
     recorder = await EventRecorder.start(namespace);
   });
@@ -61,7 +70,9 @@ describe('license service', () => {
     const keyPair = await bus.as(orgId).send(Subjects.keyPair.create, {});
     const [row] = await app
       .get(DataSource)
-      .query('SELECT private_key_ciphertext, master_key_version FROM license.key_pairs WHERE id = $1', [keyPair.id]);
+      .query('SELECT private_key_ciphertext, master_key_version FROM license.key_pairs WHERE id = $1', [
+        keyPair.id,
+      ]);
     expect(Buffer.from(row.private_key_ciphertext).toString('latin1')).not.toMatch(/PRIVATE KEY|MC4CAQ/);
     expect(row.master_key_version).toBe('dev');
     expect(JSON.stringify(keyPair)).not.toMatch(/PRIVATE/);
@@ -69,7 +80,10 @@ describe('license service', () => {
 
   it("refuses a catalog product naming another organization's key pair", async () => {
     const keyPair = await bus.as(randomUUID()).send(Subjects.keyPair.create, {});
-    await expect(catalogProduct(randomUUID(), keyPair.id)).rejects.toMatchObject({ code: 'not_found', status: 404 });
+    await expect(catalogProduct(randomUUID(), keyPair.id)).rejects.toMatchObject({
+      code: 'not_found',
+      status: 404,
+    });
   });
 
   it('never lets a license exist for a product retired while creates are in flight', async () => {
@@ -104,7 +118,9 @@ describe('license service', () => {
     const org = bus.as(orgId);
     const keyPair = await org.send(Subjects.keyPair.create, { algorithm: 'ecdsa-p256' });
     const product = await catalogProduct(orgId, keyPair.id);
-    await expect(org.send(Subjects.keyPair.delete, { id: keyPair.id })).rejects.toMatchObject({ code: 'conflict' });
+    await expect(org.send(Subjects.keyPair.delete, { id: keyPair.id })).rejects.toMatchObject({
+      code: 'conflict',
+    });
     await org.send(Subjects.catalog.retire, { id: product.id });
     await expect(org.send(Subjects.keyPair.delete, { id: keyPair.id })).resolves.toMatchObject({
       message: expect.stringContaining('deleted'),
@@ -114,7 +130,9 @@ describe('license service', () => {
   it('answers key_pair_missing for a product without a key pair, keeping status and code across the bus', async () => {
     const orgId = randomUUID();
     const product = await catalogProduct(orgId, null);
-    await expect(bus.as(orgId).send(Subjects.license.create, { product_id: product.id })).rejects.toMatchObject({
+    await expect(
+      bus.as(orgId).send(Subjects.license.create, { product_id: product.id }),
+    ).rejects.toMatchObject({
       code: 'key_pair_missing',
       status: 422,
       message: `Product ${product.id} has no key pair assigned`,
@@ -130,7 +148,10 @@ describe('license service', () => {
     expect(license).toMatchObject({ features: ['pro'], key_pair_id: keyPair.id, product_code: product.code });
     const days = (Date.parse(license.valid_until) - Date.parse(license.valid_from)) / 86_400_000;
     expect(days).toBe(30);
-    const verified = await org.send(Subjects.license.verify, { license_blob: license.license_blob, product_id: product.id });
+    const verified = await org.send(Subjects.license.verify, {
+      license_blob: license.license_blob,
+      product_id: product.id,
+    });
     expect(verified).toMatchObject({ valid: true, errors: [] });
   });
 
@@ -143,13 +164,18 @@ describe('license service', () => {
       Array.from({ length: 3 }, () => org.send(Subjects.license.create, { product_id: product.id })),
     );
     for (const license of licenses) {
-      await org.send(Subjects.license.update, { id: license.id, changes: { valid_until: license.valid_from } });
+      await org.send(Subjects.license.update, {
+        id: license.id,
+        changes: { valid_until: license.valid_from },
+      });
     }
     const storedStatus = async () =>
       (
         await app
           .get(DataSource)
-          .query('SELECT status FROM license.licenses WHERE id = ANY($1)', [licenses.map((l: { id: string }) => l.id)])
+          .query('SELECT status FROM license.licenses WHERE id = ANY($1)', [
+            licenses.map((l: { id: string }) => l.id),
+          ])
       ).map((row: { status: string }) => row.status);
     expect(await storedStatus()).toEqual(['active', 'active', 'active']);
     expect((await org.send(Subjects.license.get, { id: licenses[0].id })).status).toBe('expired');
@@ -163,7 +189,9 @@ describe('license service', () => {
     for (const license of licenses) {
       await recorder.waitFor('license.expired', (e) => e.data.id === license.id);
     }
-    const expiredEvents = recorder.of('license.expired', (e) => licenses.some((l: { id: string }) => l.id === e.data.id));
+    const expiredEvents = recorder.of('license.expired', (e) =>
+      licenses.some((l: { id: string }) => l.id === e.data.id),
+    );
     expect(expiredEvents).toHaveLength(3);
     expect(expiredEvents.every((e) => e.data.status === 'expired' && e.org_id === orgId)).toBe(true);
   });
@@ -175,7 +203,9 @@ describe('license service', () => {
     const product = await catalogProduct(orgId, keyPair.id);
     const license = await org.send(Subjects.license.create, { product_id: product.id });
     await org.send(Subjects.license.update, { id: license.id, changes: { status: 'suspended' } });
-    expect(cached).toContainEqual(expect.objectContaining({ serial: license.serial, status: 'suspended', org_id: orgId }));
+    expect(cached).toContainEqual(
+      expect.objectContaining({ serial: license.serial, status: 'suspended', org_id: orgId }),
+    );
     await org.send(Subjects.license.revoke, { id: license.id });
     expect(cached).toContainEqual(expect.objectContaining({ serial: license.serial, status: 'revoked' }));
   });

@@ -3,7 +3,11 @@ import { ConfigOf, commonEnv, databaseEnv, env, loadConfig } from '@licensing/sh
 export const productServiceEnv = {
   ...commonEnv,
   ...databaseEnv,
-  HOST: env.string({ default: '127.0.0.1', production: '0.0.0.0', description: 'Interface for the health endpoints' }),
+  HOST: env.string({
+    default: '127.0.0.1',
+    production: '0.0.0.0',
+    description: 'Interface for the health endpoints',
+  }),
   HEALTH_PORT: env.int({ default: 3101, min: 0, max: 65535, description: 'Port of /healthz and /readyz' }),
 };
 

@@ -3,7 +3,13 @@ import { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Subjects } from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
-import { BusTestClient, deleteNamespaceStreams, ScriptedPeer, testEnv, uniqueNamespace } from '@licensing/shared/testing';
+import {
+  BusTestClient,
+  deleteNamespaceStreams,
+  ScriptedPeer,
+  testEnv,
+  uniqueNamespace,
+} from '@licensing/shared/testing';
 import { startProductService } from './app';
 import { loadProductServiceConfig } from './config';
 
@@ -51,7 +57,11 @@ describe('product service', () => {
   it('mirrors a created product into the license catalog', async () => {
     const org = bus.as(randomUUID());
     const product = await org.send(Subjects.product.create, { name: 'Editor', code: 'editor' });
-    expect(catalog.get(product.id)).toMatchObject({ id: product.id, code: 'editor', default_valid_days: 365 });
+    expect(catalog.get(product.id)).toMatchObject({
+      id: product.id,
+      code: 'editor',
+      default_valid_days: 365,
+    });
   });
 
   it('rolls the product back when the catalog refuses it', async () => {
@@ -69,7 +79,9 @@ describe('product service', () => {
   it('lets exactly one of many concurrent creates with the same code succeed', async () => {
     const org = bus.as(randomUUID());
     const results = await Promise.allSettled(
-      Array.from({ length: 10 }, () => org.send(Subjects.product.create, { name: 'Same', code: 'same-code' })),
+      Array.from({ length: 10 }, () =>
+        org.send(Subjects.product.create, { name: 'Same', code: 'same-code' }),
+      ),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     for (const failure of results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')) {
@@ -82,18 +94,24 @@ describe('product service', () => {
     const product = await org.send(Subjects.product.create, { name: 'Kept', code: 'kept' });
     refuseRetire = true;
     try {
-      await expect(org.send(Subjects.product.delete, { id: product.id })).rejects.toMatchObject({ code: 'conflict' });
+      await expect(org.send(Subjects.product.delete, { id: product.id })).rejects.toMatchObject({
+        code: 'conflict',
+      });
     } finally {
       refuseRetire = false;
     }
     expect(await org.send(Subjects.product.get, { id: product.id })).toMatchObject({ id: product.id });
     await org.send(Subjects.product.delete, { id: product.id });
-    await expect(org.send(Subjects.product.get, { id: product.id })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(org.send(Subjects.product.get, { id: product.id })).rejects.toMatchObject({
+      code: 'not_found',
+    });
   });
 
   it('validates bus payloads with the same rules as HTTP', async () => {
     const org = bus.as(randomUUID());
-    await expect(org.send(Subjects.product.create, { name: 'X', code: 'Not Valid', extra: 1 })).rejects.toMatchObject({
+    await expect(
+      org.send(Subjects.product.create, { name: 'X', code: 'Not Valid', extra: 1 }),
+    ).rejects.toMatchObject({
       code: 'validation_failed',
       status: 400,
       errors: expect.arrayContaining([
@@ -107,8 +125,12 @@ describe('product service', () => {
     const owner = bus.as(randomUUID());
     const product = await owner.send(Subjects.product.create, { name: 'Mine', code: 'mine' });
     const stranger = bus.as(randomUUID());
-    await expect(stranger.send(Subjects.product.get, { id: product.id })).rejects.toMatchObject({ code: 'not_found' });
-    await expect(stranger.send(Subjects.product.update, { id: product.id, changes: { name: 'x' } })).rejects.toMatchObject({
+    await expect(stranger.send(Subjects.product.get, { id: product.id })).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    await expect(
+      stranger.send(Subjects.product.update, { id: product.id, changes: { name: 'x' } }),
+    ).rejects.toMatchObject({
       code: 'not_found',
     });
     expect((await stranger.send(Subjects.product.list, {})).total).toBe(0);

@@ -115,7 +115,9 @@ describe('readLicenseClaims', () => {
 
   it('accepts the claims buildClaims produces, perpetual or not', () => {
     expect(readLicenseClaims(valid)).toEqual(valid);
-    expect(readLicenseClaims(JSON.parse(JSON.stringify(buildClaims(input({ validUntil: null })))))).toBeDefined();
+    expect(
+      readLicenseClaims(JSON.parse(JSON.stringify(buildClaims(input({ validUntil: null }))))),
+    ).toBeDefined();
   });
 
   it.each([

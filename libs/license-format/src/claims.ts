@@ -138,7 +138,9 @@ export function readLicenseClaims(payload: unknown): LicenseClaims | undefined {
     c.features.every(isString) &&
     Number.isSafeInteger(c.max_seats) &&
     (binding === null ||
-      (typeof binding === 'object' && binding !== undefined && isString((binding as HardwareBinding).fingerprint))) &&
+      (typeof binding === 'object' &&
+        binding !== undefined &&
+        isString((binding as HardwareBinding).fingerprint))) &&
     isString(c.valid_from) &&
     isNullableString(c.valid_until);
   return shaped ? (c as unknown as LicenseClaims) : undefined;

@@ -60,7 +60,11 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     anonymous: new ApiClient(baseUrl),
     async newOrganization() {
       const created = await organizations.create(`test-${uniqueNamespace('org')}`);
-      return { id: created.id, adminKey: created.adminKey.key, api: new ApiClient(baseUrl, created.adminKey.key) };
+      return {
+        id: created.id,
+        adminKey: created.adminKey.key,
+        api: new ApiClient(baseUrl, created.adminKey.key),
+      };
     },
     async stopService(name) {
       const service = services.get(name);

@@ -22,9 +22,15 @@ export class ActivationsController {
   @Post()
   @AllowScopes('client')
   @ApiCreatedResponse({ type: ActivationView, description: 'A new seat' })
-  @ApiOkResponse({ type: ActivationView, description: 'This fingerprint already held a seat: the same activation' })
+  @ApiOkResponse({
+    type: ActivationView,
+    description: 'This fingerprint already held a seat: the same activation',
+  })
   @ApiProblems(404, 409, 422)
-  async create(@Body() dto: CreateActivationDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<ActivationView> {
+  async create(
+    @Body() dto: CreateActivationDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<ActivationView> {
     const { activation, created } = await this.bus.send<{ activation: ActivationView; created: boolean }>(
       Subjects.activation.create,
       dto,

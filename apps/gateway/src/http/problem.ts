@@ -58,13 +58,19 @@ function fromFrameworkError(error: unknown): DomainError | undefined {
   }
   if (status === 404) return new DomainError('not_found', 'No such route');
   if (status === 415 || code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return new DomainError('validation_failed', 'The request body must be JSON (Content-Type: application/json)');
+    return new DomainError(
+      'validation_failed',
+      'The request body must be JSON (Content-Type: application/json)',
+    );
   }
   if (status === 405) return new DomainError('not_found', 'No such route for this method');
   if (status !== undefined && status >= 400 && status < 500) {
-    return new DomainError('validation_failed', code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
-      ? 'The request body is empty'
-      : 'The request is malformed (invalid JSON?)');
+    return new DomainError(
+      'validation_failed',
+      code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+        ? 'The request body is empty'
+        : 'The request is malformed (invalid JSON?)',
+    );
   }
   return undefined;
 }

@@ -12,6 +12,8 @@ export class RequestContextInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const store = { request_id: request.id, org_id: request.auth?.orgId };
-    return new Observable((subscriber) => requestContext.run(store, () => next.handle().subscribe(subscriber)));
+    return new Observable((subscriber) =>
+      requestContext.run(store, () => next.handle().subscribe(subscriber)),
+    );
   }
 }

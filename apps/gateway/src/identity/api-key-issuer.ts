@@ -11,7 +11,13 @@ export function hashApiKey(key: string): string {
 }
 
 export function toApiKeyView(key: ApiKeyEntity): ApiKeyView {
-  return { id: key.id, name: key.name, scopes: key.scopes, prefix: key.prefix, created_at: key.createdAt.toISOString() };
+  return {
+    id: key.id,
+    name: key.name,
+    scopes: key.scopes,
+    prefix: key.prefix,
+    created_at: key.createdAt.toISOString(),
+  };
 }
 
 /** Stores a new key's hash and answers the key itself, which is never stored and never shown again. */

@@ -11,7 +11,8 @@ export class CreateApiKeyDto {
   @ApiProperty({
     enum: API_KEY_SCOPES,
     isArray: true,
-    description: 'admin: everything; read: GET plus verify and check-revocation; client: what a shipped application needs',
+    description:
+      'admin: everything; read: GET plus verify and check-revocation; client: what a shipped application needs',
   })
   @IsArray()
   @ArrayMinSize(1)

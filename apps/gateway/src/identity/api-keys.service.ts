@@ -13,7 +13,6 @@ import { AuthContext } from './auth-context';
 
 const MAX_CACHED_KEYS = 50_000;
 
-
 /**
  * API keys: issued, listed and revoked per organization, and resolved on every request. A resolved
  * key is cached briefly so that authentication costs no database round trip on the hot paths;
@@ -31,7 +30,9 @@ export class ApiKeysService implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.bus.subscribe<{ key_hash: string }>(Subjects.identity.apiKeyRevoked, ({ key_hash }) => this.cache.delete(key_hash));
+    this.bus.subscribe<{ key_hash: string }>(Subjects.identity.apiKeyRevoked, ({ key_hash }) =>
+      this.cache.delete(key_hash),
+    );
   }
 
   async authenticate(key: string): Promise<AuthContext | undefined> {
@@ -41,7 +42,10 @@ export class ApiKeysService implements OnApplicationBootstrap {
     if (cached && cached.expiresAt > Date.now()) return cached.auth;
     const row = await this.dataSource
       .getRepository(ApiKeyEntity)
-      .findOne({ select: { id: true, orgId: true, scopes: true }, where: { keyHash: hash, revokedAt: IsNull() } });
+      .findOne({
+        select: { id: true, orgId: true, scopes: true },
+        where: { keyHash: hash, revokedAt: IsNull() },
+      });
     if (!row) {
       this.cache.delete(hash);
       return undefined;

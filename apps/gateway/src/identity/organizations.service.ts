@@ -22,7 +22,11 @@ export class OrganizationsService {
   async create(name: string): Promise<CreatedOrganization> {
     try {
       return await this.dataSource.transaction(async (manager) => {
-        const organization = Object.assign(new OrganizationEntity(), { id: randomUUID(), name, createdAt: new Date() });
+        const organization = Object.assign(new OrganizationEntity(), {
+          id: randomUUID(),
+          name,
+          createdAt: new Date(),
+        });
         await manager.insert(OrganizationEntity, organization);
         const adminKey = await issueApiKey(manager, organization.id, 'admin (bootstrap)', ['admin']);
         return { id: organization.id, name, adminKey };

@@ -11,7 +11,8 @@ const ALLOWED_SCOPES = 'allowed_scopes';
  * Scopes allowed to call a route besides `admin`, which may call everything. A route without this
  * decorator is admin-only, so a forgotten decorator fails closed.
  */
-export const AllowScopes = (...scopes: Exclude<ApiKeyScope, 'admin'>[]) => SetMetadata(ALLOWED_SCOPES, scopes);
+export const AllowScopes = (...scopes: Exclude<ApiKeyScope, 'admin'>[]) =>
+  SetMetadata(ALLOWED_SCOPES, scopes);
 
 @Injectable()
 export class ScopesGuard implements CanActivate {
@@ -30,6 +31,9 @@ export class ScopesGuard implements CanActivate {
         context.getClass(),
       ]) ?? [];
     if (auth.scopes.some((scope) => allowed.includes(scope))) return true;
-    throw new DomainError('forbidden', `This API key's scopes (${auth.scopes.join(', ')}) do not allow this operation`);
+    throw new DomainError(
+      'forbidden',
+      `This API key's scopes (${auth.scopes.join(', ')}) do not allow this operation`,
+    );
   }
 }

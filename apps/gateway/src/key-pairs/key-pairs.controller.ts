@@ -1,6 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { CreateKeyPairDto, KeyPairListView, KeyPairView, MessageView, PageQueryDto, Subjects } from '@licensing/contracts';
+import {
+  CreateKeyPairDto,
+  KeyPairListView,
+  KeyPairView,
+  MessageView,
+  PageQueryDto,
+  Subjects,
+} from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
 import { routes, uuidParam } from '../http/routes';
@@ -12,7 +19,10 @@ export class KeyPairsController {
   constructor(private readonly bus: BusClient) {}
 
   @Post()
-  @ApiCreatedResponse({ type: KeyPairView, description: 'The private key is generated and kept by the service' })
+  @ApiCreatedResponse({
+    type: KeyPairView,
+    description: 'The private key is generated and kept by the service',
+  })
   @ApiProblems()
   create(@Body() dto: CreateKeyPairDto): Promise<KeyPairView> {
     return this.bus.send(Subjects.keyPair.create, dto);

@@ -68,9 +68,15 @@ export class LicensesController {
   @Get(':id/download')
   @AllowScopes('read')
   @ApiProduces('application/octet-stream')
-  @ApiOkResponse({ description: 'The .lic file: a compact JWS', schema: { type: 'string', format: 'binary' } })
+  @ApiOkResponse({
+    description: 'The .lic file: a compact JWS',
+    schema: { type: 'string', format: 'binary' },
+  })
   @ApiProblems(404)
-  async download(@Param('id', uuidParam) id: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
+  async download(
+    @Param('id', uuidParam) id: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Buffer> {
     const license = await this.bus.send<LicenseView>(Subjects.license.get, { id });
     void reply
       .header('content-type', 'application/octet-stream')

@@ -44,7 +44,10 @@ export class ActivationsService {
       const now = new Date();
       const license = await this.lockLicense(manager, orgId, dto);
       if (effectiveStatus(license, now) !== 'active') {
-        throw new DomainError('license_not_active', `License ${license.id} is ${effectiveStatus(license, now)}`);
+        throw new DomainError(
+          'license_not_active',
+          `License ${license.id} is ${effectiveStatus(license, now)}`,
+        );
       }
       const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
       await this.checkBinding(manager, license, product, dto.fingerprint, now);
@@ -53,7 +56,8 @@ export class ActivationsService {
         where: { licenseId: license.id, fingerprint: dto.fingerprint },
         lock: { mode: 'pessimistic_write' },
       });
-      if (existing && !isLapsed(existing, now)) return { activation: toActivationView(existing), created: false };
+      if (existing && !isLapsed(existing, now))
+        return { activation: toActivationView(existing), created: false };
       if (existing) await this.expire(manager, existing, now);
 
       const seats = Math.min(license.maxSeats, product.maxConcurrentActivations ?? Infinity);
@@ -106,7 +110,10 @@ export class ActivationsService {
       if (!activation || isLapsed(activation, now)) throw DomainError.notFound('Activation', id);
       const license = await manager.findOneByOrFail(LicenseEntity, { id: activation.licenseId });
       if (effectiveStatus(license, now) !== 'active') {
-        throw new DomainError('license_not_active', `License ${license.id} is ${effectiveStatus(license, now)}`);
+        throw new DomainError(
+          'license_not_active',
+          `License ${license.id} is ${effectiveStatus(license, now)}`,
+        );
       }
       const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
       activation.lastHeartbeatAt = now;
@@ -122,7 +129,10 @@ export class ActivationsService {
 
   delete(orgId: string, id: string): Promise<MessageView> {
     return this.dataSource.transaction(async (manager) => {
-      const activation = await manager.findOne(ActivationEntity, { where: { id, orgId }, lock: { mode: 'pessimistic_write' } });
+      const activation = await manager.findOne(ActivationEntity, {
+        where: { id, orgId },
+        lock: { mode: 'pessimistic_write' },
+      });
       if (!activation) throw DomainError.notFound('Activation', id);
       await manager.delete(ActivationEntity, { id });
       await recordEvent(manager, { type: 'activation.deleted', orgId, data: toActivationView(activation) });
@@ -142,7 +152,11 @@ export class ActivationsService {
     });
   }
 
-  private async lockLicense(manager: EntityManager, orgId: string, dto: CreateActivationDto): Promise<LicenseEntity> {
+  private async lockLicense(
+    manager: EntityManager,
+    orgId: string,
+    dto: CreateActivationDto,
+  ): Promise<LicenseEntity> {
     const where =
       dto.license_id !== undefined ? { id: dto.license_id, orgId } : { serial: dto.license_key!, orgId };
     const license = await manager.findOne(LicenseEntity, { where, lock: { mode: 'pessimistic_write' } });
@@ -180,4 +194,3 @@ export class ActivationsService {
     });
   }
 }
-

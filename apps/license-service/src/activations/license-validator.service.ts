@@ -1,7 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { ValidateLicenseDto, ValidationCode, ValidationResultView, effectiveStatus } from '@licensing/contracts';
+import {
+  ValidateLicenseDto,
+  ValidationCode,
+  ValidationResultView,
+  effectiveStatus,
+} from '@licensing/contracts';
 import { LicenseEntity } from '../licenses/license.entity';
 import { ActivationEntity } from './activation.entity';
 import { isLapsed, toActivationView } from './activation.mapper';

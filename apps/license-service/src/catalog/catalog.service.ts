@@ -59,7 +59,11 @@ export class CatalogService {
       if (await manager.existsBy(LicenseEntity, { productId })) {
         throw DomainError.conflict(`Product ${productId} has licenses and cannot be deleted`);
       }
-      await manager.update(CatalogProductEntity, { id: productId }, { retiredAt: new Date(), keyPairId: null });
+      await manager.update(
+        CatalogProductEntity,
+        { id: productId },
+        { retiredAt: new Date(), keyPairId: null },
+      );
     });
     return { ok: true };
   }
@@ -69,7 +73,9 @@ export class CatalogService {
     if (!product.keyPairId) {
       throw new DomainError('key_pair_missing', `Product ${productId} has no key pair assigned`);
     }
-    const keyPair = await this.dataSource.getRepository(KeyPairEntity).findOneByOrFail({ id: product.keyPairId });
+    const keyPair = await this.dataSource
+      .getRepository(KeyPairEntity)
+      .findOneByOrFail({ id: product.keyPairId });
     return {
       product_id: product.id,
       product_name: product.name,

@@ -59,7 +59,12 @@ export class KeyPairsService {
     const view = toKeyPairView(keyPair);
     await this.dataSource.transaction(async (manager) => {
       await manager.insert(KeyPairEntity, keyPair);
-      await recordEvent(manager, { type: 'key_pair.created', orgId, data: view, occurredAt: keyPair.createdAt });
+      await recordEvent(manager, {
+        type: 'key_pair.created',
+        orgId,
+        data: view,
+        occurredAt: keyPair.createdAt,
+      });
     });
     return view;
   }

@@ -18,7 +18,10 @@ export class LicenseExpirySweeper extends ExclusiveJob {
   protected readonly name = 'license-expiry';
   protected readonly intervalMs: number;
 
-  constructor(@InjectDataSource() dataSource: DataSource, @Inject(LICENSE_SERVICE_CONFIG) config: LicenseServiceConfig) {
+  constructor(
+    @InjectDataSource() dataSource: DataSource,
+    @Inject(LICENSE_SERVICE_CONFIG) config: LicenseServiceConfig,
+  ) {
     super(dataSource);
     this.intervalMs = config.LICENSE_EXPIRY_SWEEP_MS;
   }
@@ -31,12 +34,15 @@ export class LicenseExpirySweeper extends ExclusiveJob {
       lock: { mode: 'pessimistic_write', onLocked: 'skip_locked' },
     });
     if (overdue.length === 0) return 0;
-    await manager.update(LicenseEntity, { id: In(overdue.map((l) => l.id)) }, { status: 'expired', updatedAt: now });
+    await manager.update(
+      LicenseEntity,
+      { id: In(overdue.map((l) => l.id)) },
+      { status: 'expired', updatedAt: now },
+    );
     const products = new Map(
-      (await manager.findBy(CatalogProductEntity, { id: In([...new Set(overdue.map((l) => l.productId))]) })).map((p) => [
-        p.id,
-        p,
-      ]),
+      (
+        await manager.findBy(CatalogProductEntity, { id: In([...new Set(overdue.map((l) => l.productId))]) })
+      ).map((p) => [p.id, p]),
     );
     for (const license of overdue) {
       Object.assign(license, { status: 'expired', updatedAt: now });

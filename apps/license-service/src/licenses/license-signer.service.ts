@@ -16,12 +16,19 @@ import { LicenseEntity } from './license.entity';
 export class LicenseSigner {
   constructor(private readonly signingKeys: SigningKeysService) {}
 
-  async sign(manager: EntityManager, license: LicenseEntity, product: CatalogProductEntity, now: Date): Promise<void> {
+  async sign(
+    manager: EntityManager,
+    license: LicenseEntity,
+    product: CatalogProductEntity,
+    now: Date,
+  ): Promise<void> {
     const keyPairId = product.keyPairId ?? license.keyPairId;
-    if (!keyPairId) throw new DomainError('key_pair_missing', `Product ${product.id} has no key pair assigned`);
+    if (!keyPairId)
+      throw new DomainError('key_pair_missing', `Product ${product.id} has no key pair assigned`);
     // Inside the caller's transaction: a second pooled connection per signature would exhaust the pool.
     const privateKey = await this.signingKeys.privateKey(license.orgId, keyPairId, manager);
-    if (!privateKey) throw new DomainError('key_pair_missing', `Product ${product.id} has no usable key pair`);
+    if (!privateKey)
+      throw new DomainError('key_pair_missing', `Product ${product.id} has no usable key pair`);
     const claims = buildClaims({
       licenseId: license.id,
       serial: license.serial,

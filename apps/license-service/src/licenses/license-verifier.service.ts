@@ -52,7 +52,8 @@ export class LicenseVerifier {
 
   async verify(orgId: string, dto: VerifyLicenseDto): Promise<VerifyResultView> {
     const suppliedKey = dto.public_key === undefined ? undefined : this.parseSuppliedKey(dto.public_key);
-    if (dto.product_id !== undefined) await this.catalog.findLive(this.dataSource.manager, orgId, dto.product_id);
+    if (dto.product_id !== undefined)
+      await this.catalog.findLive(this.dataSource.manager, orgId, dto.product_id);
 
     let decoded: DecodedJws;
     let claims: LicenseClaims | undefined;
@@ -102,7 +103,9 @@ export class LicenseVerifier {
       keyAlgorithmOf(key);
     } catch (error) {
       if (error instanceof InvalidKeyError || error instanceof UnsupportedKeyError) {
-        throw DomainError.validation([{ field: 'public_key', message: 'public_key must be a PEM (SPKI) public key' }]);
+        throw DomainError.validation([
+          { field: 'public_key', message: 'public_key must be a PEM (SPKI) public key' },
+        ]);
       }
       throw error;
     }

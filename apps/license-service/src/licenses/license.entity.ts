@@ -10,7 +10,10 @@ import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 @Index('ix_licenses_product', ['productId'])
 @Index('ix_licenses_key_pair', ['keyPairId'])
 @Check('ck_licenses_status', `status IN ('active', 'revoked', 'expired', 'suspended')`)
-@Check('ck_licenses_type', `license_type IN ('perpetual', 'subscription', 'trial', 'node_locked', 'floating')`)
+@Check(
+  'ck_licenses_type',
+  `license_type IN ('perpetual', 'subscription', 'trial', 'node_locked', 'floating')`,
+)
 @Check('ck_licenses_revoked_at', `(status = 'revoked') = (revoked_at IS NOT NULL)`)
 @Check('ck_licenses_validity', 'valid_until IS NULL OR valid_until >= valid_from')
 @Check('ck_licenses_seats', 'max_seats > 0')

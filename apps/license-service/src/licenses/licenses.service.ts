@@ -61,7 +61,9 @@ export class LicensesService {
       }
       const licenseType = dto.license_type ?? 'subscription';
       if (licenseType === 'node_locked' && dto.max_seats !== undefined && dto.max_seats !== 1) {
-        throw DomainError.validation([{ field: 'max_seats', message: 'a node_locked license has exactly one seat' }]);
+        throw DomainError.validation([
+          { field: 'max_seats', message: 'a node_locked license has exactly one seat' },
+        ]);
       }
       const now = new Date();
       const validDays = licenseType === 'perpetual' ? 0 : (dto.valid_days ?? product.defaultValidDays);
@@ -132,7 +134,10 @@ export class LicensesService {
         break;
     }
     const [licenses, total] = await builder.getManyAndCount();
-    return { licenses: licenses.map((license) => toLicenseView(license, license.product!, { withBlob: false })), total };
+    return {
+      licenses: licenses.map((license) => toLicenseView(license, license.product!, { withBlob: false })),
+      total,
+    };
   }
 
   async get(orgId: string, id: string): Promise<LicenseView> {
@@ -150,9 +155,13 @@ export class LicensesService {
    */
   async update(orgId: string, id: string, changes: UpdateLicenseDto): Promise<LicenseView> {
     const { license, product } = await this.dataSource.transaction(async (manager) => {
-      const license = await manager.findOne(LicenseEntity, { where: { id, orgId }, lock: { mode: 'pessimistic_write' } });
+      const license = await manager.findOne(LicenseEntity, {
+        where: { id, orgId },
+        lock: { mode: 'pessimistic_write' },
+      });
       if (!license) throw DomainError.notFound('License', id);
-      if (license.status === 'revoked') throw DomainError.conflict(`License ${id} is revoked and cannot change`);
+      if (license.status === 'revoked')
+        throw DomainError.conflict(`License ${id} is revoked and cannot change`);
       const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
       const now = new Date();
       const statusBefore = license.status;
@@ -166,7 +175,9 @@ export class LicensesService {
         recordEvent(manager, { type, orgId, data, occurredAt: now });
       if (statusBefore !== 'suspended' && license.status === 'suspended') await event('license.suspended');
       if (statusBefore === 'suspended' && license.status !== 'suspended') await event('license.reinstated');
-      const fieldsChanged = Object.entries(changes).some(([field, value]) => field !== 'status' && value !== undefined);
+      const fieldsChanged = Object.entries(changes).some(
+        ([field, value]) => field !== 'status' && value !== undefined,
+      );
       if (fieldsChanged) await event('license.updated');
       return { license, product };
     });
@@ -222,18 +233,24 @@ function applyChanges(license: LicenseEntity, changes: UpdateLicenseDto, now: Da
   if (changes.customer_email !== undefined) license.customerEmail = changes.customer_email;
   if (changes.features !== undefined) license.features = changes.features;
   if (changes.hardware_binding !== undefined) {
-    license.hardwareBinding = changes.hardware_binding ? { fingerprint: changes.hardware_binding.fingerprint } : null;
+    license.hardwareBinding = changes.hardware_binding
+      ? { fingerprint: changes.hardware_binding.fingerprint }
+      : null;
   }
   if (changes.max_seats !== undefined) {
     if (license.licenseType === 'node_locked' && changes.max_seats !== 1) {
-      throw DomainError.validation([{ field: 'max_seats', message: 'a node_locked license has exactly one seat' }]);
+      throw DomainError.validation([
+        { field: 'max_seats', message: 'a node_locked license has exactly one seat' },
+      ]);
     }
     license.maxSeats = changes.max_seats;
   }
   if (changes.valid_until !== undefined) {
     const validUntil = changes.valid_until === null ? null : new Date(changes.valid_until);
     if (validUntil && validUntil.getTime() < license.validFrom.getTime()) {
-      throw DomainError.validation([{ field: 'valid_until', message: 'valid_until must not be before valid_from' }]);
+      throw DomainError.validation([
+        { field: 'valid_until', message: 'valid_until must not be before valid_from' },
+      ]);
     }
     license.validUntil = validUntil;
     // Moving the end of validity into the future makes an expired license active again.
@@ -245,7 +262,9 @@ function applyChanges(license: LicenseEntity, changes: UpdateLicenseDto, now: Da
     // Judged by the effective status: an overdue license is expired even before the sweep says so.
     const current = effectiveStatus(license, now);
     if (current === 'expired') {
-      throw DomainError.conflict(`License ${license.id} has expired; extend valid_until to change its status`);
+      throw DomainError.conflict(
+        `License ${license.id} has expired; extend valid_until to change its status`,
+      );
     }
     license.status = changes.status;
   }

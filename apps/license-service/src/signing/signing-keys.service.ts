@@ -38,7 +38,11 @@ export class SigningKeysService {
    * Inside a transaction pass its manager: loading on a second pooled connection while the first is
    * held would exhaust the pool under concurrent license creation.
    */
-  async privateKey(orgId: string, keyPairId: string, manager?: EntityManager): Promise<KeyObject | undefined> {
+  async privateKey(
+    orgId: string,
+    keyPairId: string,
+    manager?: EntityManager,
+  ): Promise<KeyObject | undefined> {
     let cached = this.cache.get(keyPairId);
     if (!cached?.privateKey) cached = await this.load(keyPairId, true, manager);
     return cached?.orgId === orgId ? cached.privateKey : undefined;
@@ -61,7 +65,9 @@ export class SigningKeysService {
     if (!row) return undefined;
     const entry: CachedKey = { orgId: row.orgId, publicKey: parsePublicKey(row.publicKey) };
     if (withPrivate) {
-      entry.privateKey = parsePrivateKey(this.vault.open(row.id, row.privateKeyCiphertext, row.masterKeyVersion));
+      entry.privateKey = parsePrivateKey(
+        this.vault.open(row.id, row.privateKeyCiphertext, row.masterKeyVersion),
+      );
     }
     if (this.cache.size >= MAX_CACHED_KEYS) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(keyPairId, entry);

@@ -9,7 +9,10 @@ export class SigningModule {
     return {
       module: SigningModule,
       global: true,
-      providers: [{ provide: PrivateKeyVault, useValue: new PrivateKeyVault(masterKeys) }, SigningKeysService],
+      providers: [
+        { provide: PrivateKeyVault, useValue: new PrivateKeyVault(masterKeys) },
+        SigningKeysService,
+      ],
       exports: [PrivateKeyVault, SigningKeysService],
     };
   }

@@ -50,7 +50,12 @@ export class ProductsService {
     try {
       await this.dataSource.transaction(async (manager) => {
         await manager.insert(ProductEntity, product);
-        await recordEvent(manager, { type: 'product.created', orgId, data: toProductView(product), occurredAt: now });
+        await recordEvent(manager, {
+          type: 'product.created',
+          orgId,
+          data: toProductView(product),
+          occurredAt: now,
+        });
         await this.bus.send(Subjects.catalog.upsert, toCatalogProduct(product));
       });
     } catch (error) {
@@ -94,7 +99,12 @@ export class ProductsService {
       product.updatedAt = new Date();
       await manager.save(product);
       const view = toProductView(product);
-      await recordEvent(manager, { type: 'product.updated', orgId, data: view, occurredAt: product.updatedAt });
+      await recordEvent(manager, {
+        type: 'product.updated',
+        orgId,
+        data: view,
+        occurredAt: product.updatedAt,
+      });
       await this.bus.send(Subjects.catalog.upsert, toCatalogProduct(product));
       return view;
     });

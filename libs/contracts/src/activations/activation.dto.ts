@@ -2,7 +2,12 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsObject, IsString, IsUUID, Length, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../common/pagination.dto';
 import { Optional } from '../common/validation';
-import { LicenseStatus, VALIDATION_CODES, ValidationCode, VerifiedLicenseSummaryView } from '../licenses/license.dto';
+import {
+  LicenseStatus,
+  VALIDATION_CODES,
+  ValidationCode,
+  VerifiedLicenseSummaryView,
+} from '../licenses/license.dto';
 import { IsComponents } from './components.validator';
 
 export class CreateActivationDto {
@@ -58,10 +63,18 @@ export class ActivationView {
   @ApiProperty() fingerprint!: string;
   @ApiProperty({ nullable: true, type: String }) hostname!: string | null;
   @ApiProperty({ nullable: true, type: String }) platform!: string | null;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) components!: Record<string, string>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) components!: Record<
+    string,
+    string
+  >;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
   @ApiProperty({ format: 'date-time' }) last_heartbeat_at!: string;
-  @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'null: no heartbeat required' })
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'null: no heartbeat required',
+  })
   expires_at!: string | null;
 }
 
@@ -94,7 +107,6 @@ export class ValidationResultView {
   @ApiProperty({ enum: VALIDATION_CODES }) code!: ValidationCode;
   @ApiProperty() detail!: string;
   @ApiProperty({ type: VerifiedLicenseSummaryView, nullable: true }) license!:
-    | (VerifiedLicenseSummaryView & { status: LicenseStatus; max_seats: number })
-    | null;
+    (VerifiedLicenseSummaryView & { status: LicenseStatus; max_seats: number }) | null;
   @ApiProperty({ type: ActivationView, nullable: true }) activation!: ActivationView | null;
 }

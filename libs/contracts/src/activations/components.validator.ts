@@ -9,7 +9,10 @@ export function IsComponents(options?: ValidationOptions): PropertyDecorator {
       name: 'isComponents',
       target: target.constructor,
       propertyName: propertyName as string,
-      options: { message: `$property must map at most ${MAX_COMPONENTS} names to fingerprint strings`, ...options },
+      options: {
+        message: `$property must map at most ${MAX_COMPONENTS} names to fingerprint strings`,
+        ...options,
+      },
       validator: {
         validate(value: unknown): boolean {
           if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;

@@ -5,7 +5,8 @@ import { ValidateIf } from 'class-validator';
 export const Optional = (): PropertyDecorator => ValidateIf((_object, value) => value !== undefined);
 
 /** The field may be left out or be null (null has a meaning, such as "perpetual" or "clear"). */
-export const Nullable = (): PropertyDecorator => ValidateIf((_object, value) => value !== undefined && value !== null);
+export const Nullable = (): PropertyDecorator =>
+  ValidateIf((_object, value) => value !== undefined && value !== null);
 
 /**
  * Query strings arrive as text; a decimal integer becomes a number, anything else is left as it is

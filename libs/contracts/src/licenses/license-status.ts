@@ -9,7 +9,11 @@ export function effectiveStatus(
   license: { status: LicenseStatus; validUntil: Date | null },
   now: Date = new Date(),
 ): LicenseStatus {
-  if (license.status === 'active' && license.validUntil !== null && license.validUntil.getTime() <= now.getTime()) {
+  if (
+    license.status === 'active' &&
+    license.validUntil !== null &&
+    license.validUntil.getTime() <= now.getTime()
+  ) {
     return 'expired';
   }
   return license.status;

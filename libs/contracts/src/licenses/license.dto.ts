@@ -98,7 +98,10 @@ export class ListLicensesQueryDto extends PageQueryDto {
   @IsUUID('all')
   product_id?: string;
 
-  @ApiPropertyOptional({ enum: LICENSE_STATUSES, description: 'Effective status (an overdue license is expired)' })
+  @ApiPropertyOptional({
+    enum: LICENSE_STATUSES,
+    description: 'Effective status (an overdue license is expired)',
+  })
   @Optional()
   @IsIn(LICENSE_STATUSES)
   status?: LicenseStatus;
@@ -188,7 +191,8 @@ export class VerifiedLicenseSummaryView {
 
 export class VerifyResultView {
   @ApiProperty() valid!: boolean;
-  @ApiProperty({ type: VerifiedLicenseSummaryView, nullable: true }) license!: VerifiedLicenseSummaryView | null;
+  @ApiProperty({ type: VerifiedLicenseSummaryView, nullable: true })
+  license!: VerifiedLicenseSummaryView | null;
   @ApiProperty({ type: [VerifyErrorView] }) errors!: VerifyErrorView[];
 }
 

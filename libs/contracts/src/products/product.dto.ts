@@ -53,7 +53,12 @@ export class CreateProductDto {
   @Length(1, 100, { each: true })
   default_features?: string[];
 
-  @ApiPropertyOptional({ minimum: 0, maximum: MAX_VALID_DAYS, default: 365, description: '0 means perpetual' })
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: MAX_VALID_DAYS,
+    default: 365,
+    description: '0 means perpetual',
+  })
   @Optional()
   @IsInt()
   @Min(0)
@@ -65,7 +70,11 @@ export class CreateProductDto {
   @IsUUID('all')
   key_pair_id?: string | null;
 
-  @ApiPropertyOptional({ minimum: 1, nullable: true, description: 'Seat cap across every license; null: max_seats only' })
+  @ApiPropertyOptional({
+    minimum: 1,
+    nullable: true,
+    description: 'Seat cap across every license; null: max_seats only',
+  })
   @Nullable()
   @IsInt()
   @Min(1)

@@ -36,7 +36,10 @@ export class RevocationResultView {
 }
 
 export class CheckRevocationView {
-  @ApiProperty({ type: [RevocationResultView], description: 'One per distinct serial, in order of first appearance' })
+  @ApiProperty({
+    type: [RevocationResultView],
+    description: 'One per distinct serial, in order of first appearance',
+  })
   results!: RevocationResultView[];
   @ApiProperty({ format: 'date-time' }) checked_at!: string;
 }

@@ -15,7 +15,11 @@ export const commonEnv = {
     default: '',
     description: 'Prefix for every NATS subject and JetStream stream, to share one NATS between environments',
   }),
-  BUS_TIMEOUT_MS: env.int({ default: 5000, min: 100, description: 'How long a bus request waits for a reply' }),
+  BUS_TIMEOUT_MS: env.int({
+    default: 5000,
+    min: 100,
+    description: 'How long a bus request waits for a reply',
+  }),
 };
 
 export const databaseEnv = {

@@ -11,7 +11,9 @@ export interface EnvVar<T> {
 }
 
 type Schema = Record<string, EnvVar<unknown>>;
-export type ConfigOf<S extends Schema> = { readonly [K in keyof S]: S[K] extends EnvVar<infer T> ? T : never };
+export type ConfigOf<S extends Schema> = {
+  readonly [K in keyof S]: S[K] extends EnvVar<infer T> ? T : never;
+};
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -57,7 +59,8 @@ export const env = {
   url: (options: Options<string> & { protocols: string[] }) =>
     variable('url', options, (raw) => {
       const protocol = new URL(raw).protocol.replace(/:$/, '');
-      if (!options.protocols.includes(protocol)) throw new Error(`must be a ${options.protocols.join(' or ')} URL`);
+      if (!options.protocols.includes(protocol))
+        throw new Error(`must be a ${options.protocols.join(' or ')} URL`);
       return raw;
     }),
   oneOf: <T extends string>(values: readonly T[], options: Options<T>) =>
@@ -77,8 +80,10 @@ export function loadConfig<S extends Schema>(
   for (const [name, spec] of Object.entries(schema)) {
     const raw = source[name];
     if (raw === undefined || raw === '') {
-      const fallback = production && spec.productionDefault !== undefined ? spec.productionDefault : spec.defaultValue;
-      if (fallback === undefined || fallback === null) problems.push(`${name} is required (${spec.description})`);
+      const fallback =
+        production && spec.productionDefault !== undefined ? spec.productionDefault : spec.defaultValue;
+      if (fallback === undefined || fallback === null)
+        problems.push(`${name} is required (${spec.description})`);
       else result[name] = fallback;
       continue;
     }

@@ -39,7 +39,9 @@ export async function migrate(dataSource: DataSource, schema: string): Promise<v
     await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     await dataSource.runMigrations({ transaction: 'each' });
   } finally {
-    await runner.query('SELECT pg_advisory_unlock(hashtext($1))', [`migrations:${schema}`]).catch(() => undefined);
+    await runner
+      .query('SELECT pg_advisory_unlock(hashtext($1))', [`migrations:${schema}`])
+      .catch(() => undefined);
     await runner.release();
   }
 }

@@ -40,7 +40,10 @@ export class DomainError extends Error {
   }
 
   static notFound(resource: string, id?: string): DomainError {
-    return new DomainError('not_found', id ? `${resource} ${id} does not exist` : `${resource} does not exist`);
+    return new DomainError(
+      'not_found',
+      id ? `${resource} ${id} does not exist` : `${resource} does not exist`,
+    );
   }
 
   static conflict(message: string): DomainError {

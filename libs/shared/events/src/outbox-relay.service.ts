@@ -77,7 +77,11 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         .setOnLocked('skip_locked')
         .getMany();
       for (const row of rows) await this.bus.publishDurable(row.subject, row.payload, row.id);
-      if (rows.length > 0) await manager.delete(OutboxEventEntity, rows.map((row) => row.seq));
+      if (rows.length > 0)
+        await manager.delete(
+          OutboxEventEntity,
+          rows.map((row) => row.seq),
+        );
       return rows.length;
     });
   }

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { ErrorCode, JSONCodec, JetStreamClient, NatsConnection, NatsError, Subscription, connect } from 'nats';
+import {
+  ErrorCode,
+  JSONCodec,
+  JetStreamClient,
+  NatsConnection,
+  NatsError,
+  Subscription,
+  connect,
+} from 'nats';
 import { DomainError, toDomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
 import { BusEnvelope } from './envelope';

@@ -30,7 +30,9 @@ export class BusExceptionFilter implements RpcExceptionFilter<unknown> {
   catch(exception: unknown, _host: ArgumentsHost): Observable<never> {
     const known = toDomainError(exception);
     if (known) return throwError(() => known.toJSON());
-    this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
+    this.logger.error(
+      exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+    );
     const internal: SerializedError = { code: 'internal', status: 500, message: 'Internal error' };
     return throwError(() => internal);
   }
@@ -52,7 +54,11 @@ export class BusContextInterceptor implements NestInterceptor {
 
 /** A controller of bus handlers: typed errors out, request context in. */
 export function BusController(): ClassDecorator {
-  return applyDecorators(Controller(), UseFilters(BusExceptionFilter), UseInterceptors(BusContextInterceptor));
+  return applyDecorators(
+    Controller(),
+    UseFilters(BusExceptionFilter),
+    UseInterceptors(BusContextInterceptor),
+  );
 }
 
 /** The validated payload of a bus request, checked with the same DTO class the gateway uses for HTTP. */

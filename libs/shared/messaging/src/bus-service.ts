@@ -25,7 +25,10 @@ export interface BusServiceOptions {
  * Boots a service: its bus handlers in a NATS queue group, and a small HTTP server for health
  * probes. Shutdown (SIGTERM) unsubscribes first, lets in-flight messages finish, then closes pools.
  */
-export async function startBusService(module: Type | DynamicModule, options: BusServiceOptions): Promise<INestApplication> {
+export async function startBusService(
+  module: Type | DynamicModule,
+  options: BusServiceOptions,
+): Promise<INestApplication> {
   const app = await NestFactory.create<NestFastifyApplication>(module, new FastifyAdapter(), {
     logger: new NestPinoLogger(options.logger),
     abortOnError: false,

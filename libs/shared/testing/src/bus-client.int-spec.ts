@@ -18,13 +18,20 @@ describe('BusClient', () => {
   beforeAll(async () => {
     peer = (await ScriptedPeer.connect(namespace))
       .on('test.echo.v1', (data) => ({ response: { echoed: data } }))
-      .on('test.refuse.v1', () => ({ err: { code: 'seat_limit_reached', status: 409, message: 'All 5 seats are in use' } }))
+      .on('test.refuse.v1', () => ({
+        err: { code: 'seat_limit_reached', status: 409, message: 'All 5 seats are in use' },
+      }))
       .on('test.silent.v1', () => new Promise(() => undefined))
       .on('test.context.v1', (data, ctx) => {
         seen.push({ data, ctx });
         return { response: true };
       });
-    client = new BusClient({ natsUrl: 'nats://127.0.0.1:4222', namespace, timeoutMs: 300, name: 'bus-client-test' });
+    client = new BusClient({
+      natsUrl: 'nats://127.0.0.1:4222',
+      namespace,
+      timeoutMs: 300,
+      name: 'bus-client-test',
+    });
     await client.connect();
   });
 
@@ -40,21 +47,33 @@ describe('BusClient', () => {
   it('turns a typed error from the service into the same DomainError', async () => {
     const error = await client.send('test.refuse.v1', {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DomainError);
-    expect(error).toMatchObject({ code: 'seat_limit_reached', status: 409, message: 'All 5 seats are in use' });
+    expect(error).toMatchObject({
+      code: 'seat_limit_reached',
+      status: 409,
+      message: 'All 5 seats are in use',
+    });
   });
 
   it('fails at once with unavailable when no service serves the subject', async () => {
     const started = Date.now();
-    await expect(client.send('test.nobody.v1', {})).rejects.toMatchObject({ code: 'unavailable', status: 503 });
+    await expect(client.send('test.nobody.v1', {})).rejects.toMatchObject({
+      code: 'unavailable',
+      status: 503,
+    });
     expect(Date.now() - started).toBeLessThan(250); // well under the 300 ms timeout
   });
 
   it('gives up with unavailable when the service does not answer in time', async () => {
-    await expect(client.send('test.silent.v1', {})).rejects.toMatchObject({ code: 'unavailable', status: 503 });
+    await expect(client.send('test.silent.v1', {})).rejects.toMatchObject({
+      code: 'unavailable',
+      status: 503,
+    });
   });
 
   it("carries the caller's request id and organization", async () => {
-    await requestContext.run({ request_id: 'req-42', org_id: 'org-7' }, () => client.send('test.context.v1', { x: 1 }));
+    await requestContext.run({ request_id: 'req-42', org_id: 'org-7' }, () =>
+      client.send('test.context.v1', { x: 1 }),
+    );
     expect(seen).toEqual([{ data: { x: 1 }, ctx: { request_id: 'req-42', org_id: 'org-7' } }]);
   });
 });

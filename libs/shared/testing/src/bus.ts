@@ -18,7 +18,9 @@ export class BusTestClient {
   as(orgId: string) {
     return {
       send: <T = any>(subject: string, data: unknown): Promise<T> =>
-        requestContext.run({ request_id: randomUUID(), org_id: orgId }, () => this.client.send<T>(subject, data)),
+        requestContext.run({ request_id: randomUUID(), org_id: orgId }, () =>
+          this.client.send<T>(subject, data),
+        ),
     };
   }
 
@@ -34,7 +36,10 @@ type Reply = { response: unknown } | { err: unknown };
  * can be tested alone against the real NATS with its neighbour's answers scripted by the test.
  */
 export class ScriptedPeer {
-  private readonly codec = JSONCodec<{ id: string; data: { ctx: { request_id: string; org_id?: string }; data: unknown } }>();
+  private readonly codec = JSONCodec<{
+    id: string;
+    data: { ctx: { request_id: string; org_id?: string }; data: unknown };
+  }>();
   private readonly subscriptions: Subscription[] = [];
 
   private constructor(
@@ -47,7 +52,10 @@ export class ScriptedPeer {
   }
 
   /** Answers `subject` with what `handler` returns for each request's payload (and its context). */
-  on(subject: string, handler: (data: any, ctx: { request_id: string; org_id?: string }) => Reply | Promise<Reply>): this {
+  on(
+    subject: string,
+    handler: (data: any, ctx: { request_id: string; org_id?: string }) => Reply | Promise<Reply>,
+  ): this {
     const subscription = this.connection.subscribe(namespaced(this.namespace, subject), {
       callback: (error, message) => {
         if (error) return;

@@ -23,7 +23,11 @@ export class EventRecorder {
     const recorder = new EventRecorder(connection, messages);
     void (async () => {
       for await (const message of messages) {
-        recorder.events.push({ ...message.json<LicensingEvent>(), subject: message.subject, messageId: message.headers?.get('Nats-Msg-Id') });
+        recorder.events.push({
+          ...message.json<LicensingEvent>(),
+          subject: message.subject,
+          messageId: message.headers?.get('Nats-Msg-Id'),
+        });
       }
     })();
     return recorder;

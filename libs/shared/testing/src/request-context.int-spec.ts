@@ -83,9 +83,15 @@ describe('request context across the bus', () => {
   it('validates the payload with the DTO and answers typed errors', async () => {
     await expect(
       requestContext.run({ request_id: 'r', org_id: 'o' }, () => client.send('test.greet.v1', { name: 1 })),
-    ).rejects.toMatchObject({ code: 'validation_failed', status: 400, errors: [expect.objectContaining({ field: 'name' })] });
+    ).rejects.toMatchObject({
+      code: 'validation_failed',
+      status: 400,
+      errors: [expect.objectContaining({ field: 'name' })],
+    });
     await expect(
-      requestContext.run({ request_id: 'r', org_id: 'o' }, () => client.send('test.greet.v1', { name: 'nobody' })),
+      requestContext.run({ request_id: 'r', org_id: 'o' }, () =>
+        client.send('test.greet.v1', { name: 'nobody' }),
+      ),
     ).rejects.toMatchObject({ code: 'not_found', status: 404 });
   });
 });
