@@ -19,6 +19,7 @@ export async function startAnalyticsService(config: AnalyticsServiceConfig): Pro
     namespace: config.BUS_NAMESPACE,
     host: config.HOST,
     healthPort: config.HEALTH_PORT,
+    shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
     logger: createLogger('analytics-service', config.LOG_LEVEL),
     beforeInit: (app) => migrate(app.get(DataSource), ANALYTICS_SCHEMA),
     beforeListen: (app) => app.get(SyncReportConsumer).start(),

@@ -15,6 +15,7 @@ export async function startLicenseService(config: LicenseServiceConfig): Promise
     namespace: config.BUS_NAMESPACE,
     host: config.HOST,
     healthPort: config.HEALTH_PORT,
+    shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
     logger: createLogger('license-service', config.LOG_LEVEL),
     beforeInit: (app) => migrate(app.get(DataSource), LICENSE_SCHEMA),
   });

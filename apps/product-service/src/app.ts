@@ -15,6 +15,7 @@ export async function startProductService(config: ProductServiceConfig): Promise
     namespace: config.BUS_NAMESPACE,
     host: config.HOST,
     healthPort: config.HEALTH_PORT,
+    shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
     logger: createLogger('product-service', config.LOG_LEVEL),
     beforeInit: (app) => migrate(app.get(DataSource), PRODUCT_SCHEMA),
   });

@@ -16,6 +16,7 @@ export async function startRevocationService(config: RevocationServiceConfig): P
     namespace: config.BUS_NAMESPACE,
     host: config.HOST,
     healthPort: config.HEALTH_PORT,
+    shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
     logger: createLogger('revocation-service', config.LOG_LEVEL),
     beforeListen: async (app) => {
       const bus = app.get(BusClient);

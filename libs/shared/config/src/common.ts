@@ -20,6 +20,11 @@ export const commonEnv = {
     min: 100,
     description: 'How long a bus request waits for a reply',
   }),
+  SHUTDOWN_GRACE_MS: env.int({
+    default: 2000,
+    min: 0,
+    description: 'On SIGTERM, how long a service keeps answering messages already taken after unsubscribing',
+  }),
 };
 
 export const databaseEnv = {

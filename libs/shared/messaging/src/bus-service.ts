@@ -11,6 +11,8 @@ export interface BusServiceOptions {
   namespace: string;
   host: string;
   healthPort: number;
+  /** After unsubscribing on shutdown, how long in-flight messages get to finish. */
+  shutdownGraceMs: number;
   logger: Logger;
   /**
    * Runs once the providers exist (the DataSource is connected) but before any lifecycle hook: the
@@ -41,7 +43,7 @@ export async function startBusService(
         queue: options.queue,
         name: options.queue,
         gracefulShutdown: true,
-        gracePeriod: 2000,
+        gracePeriod: options.shutdownGraceMs,
         maxReconnectAttempts: -1,
       }),
     },

@@ -28,6 +28,8 @@ export function testEnv(namespace: string, overrides: Record<string, string> = {
     PORT: '0',
     HEALTH_PORT: '0',
     BOOTSTRAP_DEFAULT_ORG: 'false',
+    // A test's stack has nothing in flight when it closes; the production grace would only slow it.
+    SHUTDOWN_GRACE_MS: '50',
     ...overrides,
   };
 }

@@ -51,6 +51,7 @@ describe('request context across the bus', () => {
       namespace,
       host: '127.0.0.1',
       healthPort: 0,
+      shutdownGraceMs: 50,
       logger: createLogger('greeting-service', 'info', sink),
     });
     client = new BusClient({ natsUrl: 'nats://127.0.0.1:4222', namespace, timeoutMs: 5_000, name: 'test' });
