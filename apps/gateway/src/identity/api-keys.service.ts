@@ -40,12 +40,10 @@ export class ApiKeysService implements OnApplicationBootstrap {
     const hash = hashApiKey(key);
     const cached = this.cache.get(hash);
     if (cached && cached.expiresAt > Date.now()) return cached.auth;
-    const row = await this.dataSource
-      .getRepository(ApiKeyEntity)
-      .findOne({
-        select: { id: true, orgId: true, scopes: true },
-        where: { keyHash: hash, revokedAt: IsNull() },
-      });
+    const row = await this.dataSource.getRepository(ApiKeyEntity).findOne({
+      select: { id: true, orgId: true, scopes: true },
+      where: { keyHash: hash, revokedAt: IsNull() },
+    });
     if (!row) {
       this.cache.delete(hash);
       return undefined;
