@@ -1,7 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ensureDatabase, migrate } from '@licensing/shared/database';
-import { createLogger } from '@licensing/shared/logging';
 import { startBusService } from '@licensing/shared/messaging';
 import { ANALYTICS_SCHEMA, AnalyticsServiceModule } from './app.module';
 import { AnalyticsServiceConfig } from './config';
@@ -14,13 +13,8 @@ import { SyncReportConsumer } from './reports/sync-report.consumer';
 export async function startAnalyticsService(config: AnalyticsServiceConfig): Promise<INestApplication> {
   if (config.DATABASE_AUTO_CREATE) await ensureDatabase(config.DATABASE_URL);
   return startBusService(AnalyticsServiceModule.forRoot(config), {
-    queue: 'analytics-service',
-    natsUrl: config.NATS_URL,
-    namespace: config.BUS_NAMESPACE,
-    host: config.HOST,
-    healthPort: config.HEALTH_PORT,
-    shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
-    logger: createLogger('analytics-service', config.LOG_LEVEL),
+    name: 'analytics-service',
+    config,
     beforeInit: (app) => migrate(app.get(DataSource), ANALYTICS_SCHEMA),
     beforeListen: (app) => app.get(SyncReportConsumer).start(),
   });

@@ -50,4 +50,4 @@ export class NestPinoLogger implements LoggerService {
   }
 }
 
-export type { Logger } from 'pino';
+export type { LevelWithSilent, Logger } from 'pino';

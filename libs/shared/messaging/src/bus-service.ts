@@ -1,19 +1,26 @@
 import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Logger, NestPinoLogger } from '@licensing/shared/logging';
+import { LevelWithSilent, Logger, NestPinoLogger, createLogger } from '@licensing/shared/logging';
 import { NamespacedNatsServer } from './nats-server';
 
-export interface BusServiceOptions {
-  /** Queue group: every replica of a service shares one, so each request reaches exactly one replica. */
-  queue: string;
-  natsUrl: string;
-  namespace: string;
-  host: string;
-  healthPort: number;
+/** The settings every bus service reads from its environment (commonEnv, HOST, HEALTH_PORT). */
+export interface BusServiceConfig {
+  NATS_URL: string;
+  BUS_NAMESPACE: string;
+  HOST: string;
+  HEALTH_PORT: number;
   /** After unsubscribing on shutdown, how long in-flight messages get to finish. */
-  shutdownGraceMs: number;
-  logger: Logger;
+  SHUTDOWN_GRACE_MS: number;
+  LOG_LEVEL: LevelWithSilent;
+}
+
+export interface BusServiceOptions {
+  /** The service's name: its NATS queue group (each request reaches one replica) and its log `service`. */
+  name: string;
+  config: BusServiceConfig;
+  /** Where logs go; by default JSON lines on stdout at LOG_LEVEL. */
+  logger?: Logger;
   /**
    * Runs once the providers exist (the DataSource is connected) but before any lifecycle hook: the
    * place for migrations, so that background workers started by hooks find their tables.
@@ -31,19 +38,20 @@ export async function startBusService(
   module: Type | DynamicModule,
   options: BusServiceOptions,
 ): Promise<INestApplication> {
+  const { name, config } = options;
   const app = await NestFactory.create<NestFastifyApplication>(module, new FastifyAdapter(), {
-    logger: new NestPinoLogger(options.logger),
+    logger: new NestPinoLogger(options.logger ?? createLogger(name, config.LOG_LEVEL)),
     abortOnError: false,
   });
   app.enableShutdownHooks();
   app.connectMicroservice(
     {
-      strategy: new NamespacedNatsServer(options.namespace, {
-        servers: options.natsUrl.split(','),
-        queue: options.queue,
-        name: options.queue,
+      strategy: new NamespacedNatsServer(config.BUS_NAMESPACE, {
+        servers: config.NATS_URL.split(','),
+        queue: name,
+        name,
         gracefulShutdown: true,
-        gracePeriod: options.shutdownGraceMs,
+        gracePeriod: config.SHUTDOWN_GRACE_MS,
         maxReconnectAttempts: -1,
       }),
     },
@@ -53,6 +61,6 @@ export async function startBusService(
   await app.init();
   await options.beforeListen?.(app);
   await app.startAllMicroservices();
-  await app.listen(options.healthPort, options.host);
+  await app.listen(config.HEALTH_PORT, config.HOST);
   return app;
 }

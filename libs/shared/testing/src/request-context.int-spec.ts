@@ -46,12 +46,15 @@ describe('request context across the bus', () => {
       },
     });
     app = await startBusService(GreetingModule, {
-      queue: 'greeting',
-      natsUrl: 'nats://127.0.0.1:4222',
-      namespace,
-      host: '127.0.0.1',
-      healthPort: 0,
-      shutdownGraceMs: 50,
+      name: 'greeting-service',
+      config: {
+        NATS_URL: 'nats://127.0.0.1:4222',
+        BUS_NAMESPACE: namespace,
+        HOST: '127.0.0.1',
+        HEALTH_PORT: 0,
+        SHUTDOWN_GRACE_MS: 50,
+        LOG_LEVEL: 'info',
+      },
       logger: createLogger('greeting-service', 'info', sink),
     });
     client = new BusClient({ natsUrl: 'nats://127.0.0.1:4222', namespace, timeoutMs: 5_000, name: 'test' });
