@@ -2,14 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { IncomingMessage } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { FastifyInstance } from 'fastify';
+import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
 import { ensureDatabase, migrate } from '@licensing/shared/database';
+import { DomainError } from '@licensing/shared/errors';
 import { NestPinoLogger, createLogger } from '@licensing/shared/logging';
 import { GATEWAY_SCHEMA, GatewayModule } from './app.module';
 import { GatewayConfig } from './config';
+import { toProblem } from './http/problem';
+import { sendProblem } from './http/problem.filter';
+import { assertWellFormed, decodeUtf8Body, findIllFormedInput } from './http/well-formed-input';
 import { ApiKeysService } from './identity/api-keys.service';
-import { registerAuthentication } from './identity/authenticate.hook';
+import { authenticate, registerAuthentication } from './identity/authenticate.hook';
 import { OrganizationsService } from './identity/organizations.service';
 import { serveOpenApi } from './openapi';
 
@@ -26,6 +30,10 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT,
     trustProxy: config.TRUST_PROXY,
+    // A path whose percent-encoding is malformed never reaches a route or a hook: answer it here.
+    // The API key is still checked first; `app` exists by the time a request arrives.
+    frameworkErrors: (_error: Error, request: FastifyRequest, reply: FastifyReply) =>
+      void answerUnroutable(request, reply, app.get(ApiKeysService)),
     // The caller's x-request-id is kept when it is a sane token, so one id follows a request end to end.
     genReqId: (request: IncomingMessage) => {
       const given = request.headers['x-request-id'];
@@ -44,7 +52,8 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
     void reply.header('x-request-id', request.id);
   });
   registerAuthentication(fastify, app.get(ApiKeysService));
-  acceptEmptyJsonBodies(fastify);
+  refuseIllFormedParameters(fastify);
+  parseJsonBodies(fastify);
   serveOpenApi(app);
 
   await migrate(app.get(DataSource), GATEWAY_SCHEMA);
@@ -66,16 +75,59 @@ async function bootstrapDefaultOrganization(organizations: OrganizationsService)
 }
 
 /**
- * Many HTTP clients send `Content-Type: application/json` on every request, DELETE and heartbeat
- * included, with no body. Fastify's JSON parser refuses an empty body; this one reads it as no
- * body, and keeps the default parser (with its prototype-poisoning protection) for everything else.
+ * A path Fastify cannot even decode (`/api/v1/products/%ZZ`): authentication first, as everywhere,
+ * then a `400` in the API's problem format instead of Fastify's own.
  */
-function acceptEmptyJsonBodies(fastify: FastifyInstance): void {
+async function answerUnroutable(request: FastifyRequest, reply: FastifyReply, apiKeys: ApiKeysService) {
+  void reply.header('x-request-id', request.id);
+  try {
+    await authenticate(request, apiKeys);
+    throw DomainError.validation(
+      [{ field: 'path', message: 'path holds a malformed percent-encoding' }],
+      'The request path is malformed',
+    );
+  } catch (error) {
+    sendProblem(reply, toProblem(error).problem);
+  }
+}
+
+/**
+ * Query strings and path parameters reach the services as strings: a NUL character (`%00`) in one
+ * would be refused by PostgreSQL with a 500. Checked after authentication, before the body is read.
+ */
+function refuseIllFormedParameters(fastify: FastifyInstance): void {
+  fastify.addHook('onRequest', async (request) => {
+    assertWellFormed(request.query);
+    assertWellFormed(request.params);
+  });
+}
+
+/**
+ * JSON bodies: strict UTF-8 (invalid bytes are a 400, not silently replaced), Fastify's parser with
+ * its prototype-poisoning protection, then a walk that refuses what no service could store (NUL,
+ * lone surrogates) or validate (deep nesting), naming the field. Many HTTP clients send
+ * `Content-Type: application/json` on every request, DELETE and heartbeat included, with no body:
+ * an empty body reads as no body.
+ */
+function parseJsonBodies(fastify: FastifyInstance): void {
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser(
     'application/json',
-    { parseAs: 'string', bodyLimit: BODY_LIMIT },
-    (request, body, done) => (body === '' ? done(null, undefined) : parseJson(request, body as string, done)),
+    { parseAs: 'buffer', bodyLimit: BODY_LIMIT },
+    (request, body: Buffer, done) => {
+      if (body.length === 0) return done(null, undefined);
+      let text: string;
+      try {
+        text = decodeUtf8Body(body);
+      } catch (error) {
+        return done(error as Error, undefined);
+      }
+      void parseJson(request, text, (error, value: unknown) => {
+        if (error) return done(error, undefined);
+        const problem = findIllFormedInput(value);
+        done(problem ? DomainError.validation([problem]) : null, problem ? undefined : value);
+      });
+    },
   );
 }

@@ -1,6 +1,12 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import { FastifyReply, FastifyRequest } from 'fastify';
-import { toProblem } from './problem';
+import { Problem, toProblem } from './problem';
+
+/** Writes a problem+json answer (with the `WWW-Authenticate` challenge a 401 owes). */
+export function sendProblem(reply: FastifyReply, problem: Problem): void {
+  if (problem.code === 'unauthorized') void reply.header('www-authenticate', 'Bearer');
+  void reply.status(problem.status).type('application/problem+json').send(problem);
+}
 
 /**
  * The one place where a failure becomes an HTTP answer: route handlers, guards, pipes, and (through
@@ -21,7 +27,6 @@ export class ProblemFilter implements ExceptionFilter {
         err: exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
       });
     }
-    if (problem.code === 'unauthorized') void reply.header('www-authenticate', 'Bearer');
-    void reply.status(problem.status).type('application/problem+json').send(problem);
+    sendProblem(reply, problem);
   }
 }

@@ -1,4 +1,4 @@
-import { FastifyInstance } from 'fastify';
+import { FastifyInstance, FastifyRequest } from 'fastify';
 import { DomainError } from '@licensing/shared/errors';
 import { ApiKeysService } from './api-keys.service';
 
@@ -7,18 +7,21 @@ const PUBLIC_PATHS = /^\/(healthz|readyz|openapi\.(json|yaml)|docs)(\/|$|\?)/;
 /** Paths served without an API key (probes, OpenAPI, docs). ScopesGuard lets the same paths through. */
 export const isPublicPath = (url: string): boolean => PUBLIC_PATHS.test(url);
 
+/** Resolves the request's API key into `request.auth`, or throws the `401`. */
+export async function authenticate(request: FastifyRequest, apiKeys: ApiKeysService): Promise<void> {
+  if (isPublicPath(request.url)) return;
+  const header = request.headers.authorization;
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (!match) throw new DomainError('unauthorized', 'Send an API key as "Authorization: Bearer <key>"');
+  const auth = await apiKeys.authenticate(match[1]);
+  if (!auth) throw new DomainError('unauthorized', 'The API key is unknown or has been revoked');
+  request.auth = auth;
+}
+
 /**
  * Resolves the API key in Fastify's onRequest hook, before the body is even read, so that a
  * request with a bad key is a 401 whatever else is wrong with it (oversized, malformed JSON, ...).
  */
 export function registerAuthentication(fastify: FastifyInstance, apiKeys: ApiKeysService): void {
-  fastify.addHook('onRequest', async (request) => {
-    if (isPublicPath(request.url)) return;
-    const header = request.headers.authorization;
-    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw new DomainError('unauthorized', 'Send an API key as "Authorization: Bearer <key>"');
-    const auth = await apiKeys.authenticate(match[1]);
-    if (!auth) throw new DomainError('unauthorized', 'The API key is unknown or has been revoked');
-    request.auth = auth;
-  });
+  fastify.addHook('onRequest', (request) => authenticate(request, apiKeys));
 }

@@ -32,7 +32,10 @@ export class ApiClient {
     return this.request<T>('DELETE', path, undefined, headers);
   }
 
-  /** `body` is sent as JSON unless it is already a string (to send malformed JSON on purpose). */
+  /**
+   * `body` is sent as JSON unless it is already a string or bytes (to send malformed JSON, or
+   * bytes that are not UTF-8, on purpose).
+   */
   async request<T = any>(
     method: string,
     path: string,
@@ -46,7 +49,10 @@ export class ApiClient {
         ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
         ...headers,
       },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      body:
+        body === undefined || typeof body === 'string' || body instanceof Uint8Array
+          ? body
+          : JSON.stringify(body),
     });
     const text = await response.text();
     let parsed: unknown = text;
