@@ -3,7 +3,7 @@ import { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Streams, Subjects, SyncReportRecord, syncReportSubject } from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
-import { BusClient, streamName } from '@licensing/shared/messaging';
+import { BusClient, DeadLetterHeaders, namespaced, streamName } from '@licensing/shared/messaging';
 import { BusTestClient, ScriptedPeer, testEnv, uniqueNamespace, waitFor } from '@licensing/shared/testing';
 import { startAnalyticsService } from './app';
 import { loadAnalyticsServiceConfig } from './config';
@@ -54,6 +54,8 @@ describe('analytics service', () => {
     );
   }
 
+  const namespacedSubject = (subject: string): string => namespaced(namespace, subject);
+
   const day = { from: '2026-03-01T00:00:00.000Z', to: '2026-03-03T00:00:00.000Z' };
 
   beforeAll(async () => {
@@ -76,7 +78,9 @@ describe('analytics service', () => {
   afterAll(async () => {
     await app.close();
     const manager = await publisher.connection().jetstreamManager();
-    await manager.streams.delete(streamName(namespace, Streams.syncReports.name)).catch(() => undefined);
+    for (const stream of [Streams.syncReports, Streams.deadLetters]) {
+      await manager.streams.delete(streamName(namespace, stream.name)).catch(() => undefined);
+    }
     await publisher.onApplicationShutdown();
     await bus.close();
     await peer.close();
@@ -397,9 +401,28 @@ describe('analytics service', () => {
     });
   });
 
-  it('drops a malformed report without holding up the ones behind it', async () => {
+  /** The dead letters set aside so far: reason, origin subject, and the original bytes. */
+  async function deadLetters(): Promise<Array<{ reason: string; subject: string; data: string }>> {
+    const manager = await publisher.connection().jetstreamManager();
+    const stream = streamName(namespace, Streams.deadLetters.name);
+    const info = await manager.streams.info(stream).catch(() => undefined);
+    const letters = [];
+    if (!info || info.state.messages === 0) return [];
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq += 1) {
+      const message = await manager.streams.getMessage(stream, { seq });
+      letters.push({
+        reason: message.header.get(DeadLetterHeaders.reason),
+        subject: message.header.get(DeadLetterHeaders.subject),
+        data: new TextDecoder().decode(message.data),
+      });
+    }
+    return letters;
+  }
+
+  it('sets a malformed report aside in the dead-letter stream, without holding up the ones behind it', async () => {
     const orgId = randomUUID();
     const subject = syncReportSubject(orgId);
+    const before = (await deadLetters()).length;
     await publisher.publishDurable(subject, 'not json', randomUUID());
     await publisher.publishDurable(
       subject,
@@ -415,7 +438,55 @@ describe('analytics service', () => {
     });
     await drained();
     expect((await bus.as(orgId).send(Subjects.analytics.usage, range)).buckets[0].syncs).toBe(1);
+
+    const letters = (await deadLetters()).slice(before);
+    expect(letters.map((l) => l.reason)).toEqual([
+      expect.stringMatching(/^malformed: not JSON/),
+      expect.stringMatching(/license_id must be a UUID/),
+      expect.stringMatching(/not the organization of the subject/),
+    ]);
+    expect(letters[0]).toMatchObject({ subject: namespacedSubject(subject), data: 'not json' });
   });
+
+  it('sets aside a report PostgreSQL refuses for its content and stores the rest of its batch', async () => {
+    const orgId = randomUUID();
+    const range = { from: '2026-07-01T00:00:00.000Z', to: '2026-07-02T00:00:00.000Z' };
+    const at = (i: number) => new Date(Date.parse(range.from) + i * 60_000).toISOString();
+    const before = (await deadLetters()).length;
+    // A date JavaScript accepts and PostgreSQL cannot store (before 4713 BC).
+    const poisoned = report(orgId, { received_at: '-271821-04-20T00:00:00.000Z' });
+    await publish(report(orgId, { received_at: at(0) }));
+    await publish(poisoned);
+    await publish(report(orgId, { received_at: at(1) }));
+    await waitFor(
+      async () => (await bus.as(orgId).send(Subjects.analytics.usage, range)).buckets[0]?.syncs === 2,
+      { what: 'the two good reports of the batch' },
+    );
+    await drained();
+    const letters = (await deadLetters()).slice(before);
+    expect(letters).toHaveLength(1);
+    expect(letters[0].reason).toMatch(/^refused by PostgreSQL/);
+    expect(JSON.parse(letters[0].data).report_id).toBe(poisoned.report_id);
+  });
+
+  it("keeps counting another organization's reports within seconds while one floods it with poison", async () => {
+    const flooder = randomUUID();
+    const honest = randomUUID();
+    const range = { from: '2026-08-01T00:00:00.000Z', to: '2026-08-02T00:00:00.000Z' };
+    const publishing: Array<Promise<void>> = [];
+    for (let i = 0; i < 2_000; i += 1) {
+      publishing.push(publish(report(flooder, { hardware_fingerprint: '\ud800', received_at: range.from })));
+    }
+    await Promise.all(publishing);
+    const sentAt = Date.now();
+    for (let i = 0; i < 20; i += 1) await publish(report(honest, { received_at: range.from }));
+    await waitFor(
+      async () => (await bus.as(honest).send(Subjects.analytics.usage, range)).buckets[0]?.syncs === 20,
+      { what: "the honest organization's 20 reports", timeoutMs: 15_000 },
+    );
+    expect(Date.now() - sentAt).toBeLessThan(5_000);
+    await drained();
+  }, 60_000);
 
   it('keeps reports published while it is down and counts them once it is back', async () => {
     const orgId = randomUUID();

@@ -41,6 +41,8 @@ describe('decodeSyncReport', () => {
     ['a bad uuid', { ...valid, license_id: 'nope' }],
     ['an over-long serial', { ...valid, serial: 'x'.repeat(201) }],
     ['a NUL character, which PostgreSQL text cannot hold', { ...valid, app_version: 'a\u0000b' }],
+    ['a lone surrogate, which PostgreSQL JSON cannot hold', { ...valid, hardware_fingerprint: 'm\udfff' }],
+    ['a lone surrogate in a feature', { ...valid, features_used: ['\ud800'] }],
     ['negative seats', { ...valid, seats_in_use: -1 }],
     ['fractional seats', { ...valid, seats_in_use: 1.5 }],
     ['features that are not strings', { ...valid, features_used: [1] }],

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, BeforeApplicationShutdown } from '@nestjs/common';
 import { AckPolicy, Consumer, DeliverPolicy, JetStreamManager, JsMsg, NatsError, nanos } from 'nats';
 import { Streams, SyncReportRecord, SyncStatus } from '@licensing/contracts';
-import { BusClient, ensureStream, namespaced } from '@licensing/shared/messaging';
+import { BusClient, deadLetter, ensureStream, namespaced } from '@licensing/shared/messaging';
 import { ANALYTICS_CONFIG, AnalyticsServiceConfig } from '../config';
 import { SyncReportsRepository, isDataError } from './sync-reports.repository';
 
@@ -12,8 +12,6 @@ const ACK_WAIT_MS = 30_000;
 const MAX_ACK_PENDING = 20_000;
 /** A batch PostgreSQL could not store comes back after this long, rather than at once in a tight loop. */
 const RETRY_DELAY_MS = 5_000;
-/** A single report PostgreSQL refused for its content comes back this much later. */
-const REFUSED_RETRY_DELAY_MS = 60_000;
 const MAX_BACKOFF_MS = 5_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -21,6 +19,9 @@ const MAX_FEATURES = 100;
 const MAX_SEATS_IN_USE = 2_147_483_647;
 
 type Decoded = { report: SyncReportRecord } | { problem: string };
+
+/** PostgreSQL stores no NUL, and its JSON parser refuses a lone surrogate. */
+const storable = (text: string): boolean => !text.includes('\u0000') && text.isWellFormed();
 
 /**
  * Reads one message of the SYNC_REPORTS stream. Anything PostgreSQL could refuse (a bad uuid, an
@@ -48,7 +49,7 @@ export function decodeSyncReport(data: Uint8Array, orgOfSubject?: string): Decod
   const text = (field: string, max: number, nullable: boolean): string | null => {
     const v = raw[field];
     if (nullable && (v === null || v === undefined)) return null;
-    if (typeof v !== 'string' || v.length < 1 || v.length > max || v.includes('\u0000')) {
+    if (typeof v !== 'string' || v.length < 1 || v.length > max || !storable(v)) {
       problems.push(`${field} must be a string of 1 to ${max} characters`);
     }
     return v as string;
@@ -72,7 +73,7 @@ export function decodeSyncReport(data: Uint8Array, orgOfSubject?: string): Decod
   if (
     !Array.isArray(features) ||
     features.length > MAX_FEATURES ||
-    !features.every((f) => typeof f === 'string' && f.length >= 1 && f.length <= 100 && !f.includes('\u0000'))
+    !features.every((f) => typeof f === 'string' && f.length >= 1 && f.length <= 100 && storable(f))
   ) {
     problems.push(`features_used must hold at most ${MAX_FEATURES} strings of 1 to 100 characters`);
   } else {
@@ -94,7 +95,7 @@ export function decodeSyncReport(data: Uint8Array, orgOfSubject?: string): Decod
     typeof raw.status !== 'string' ||
     raw.status.length < 1 ||
     raw.status.length > 20 ||
-    raw.status.includes('\u0000')
+    !storable(raw.status)
   ) {
     problems.push('status must be a string of 1 to 20 characters');
   }
@@ -114,12 +115,20 @@ export function decodeSyncReport(data: Uint8Array, orgOfSubject?: string): Decod
  * ANALYTICS_BATCH_SIZE, write them in one statement, then acknowledge them. A report is
  * acknowledged only once it is stored, so a crash anywhere means redelivery, never loss; the
  * primary key on report_id turns the redelivery into a no-op.
+ *
+ * A report that can never be stored for its own content (it does not decode, or PostgreSQL refuses
+ * that one row) is set aside at once in the dead-letter stream, with the reason, and terminated:
+ * it neither recycles for ever nor holds one of the consumer's pending slots, so one
+ * organization's bad reports cannot stall anyone's analytics. A failure of the store itself
+ * (PostgreSQL down) is not the report's fault: those are retried until they succeed.
  */
 @Injectable()
 export class SyncReportConsumer implements BeforeApplicationShutdown {
   private readonly logger = new Logger(SyncReportConsumer.name);
   private running = false;
   private loop?: Promise<void>;
+  /** Reports set aside since boot: for the operator's metrics (the DEAD_LETTERS stream holds them all). */
+  deadLettered = 0;
   private wake?: () => void;
 
   constructor(
@@ -180,6 +189,7 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
   private async bind(): Promise<Consumer> {
     const connection = this.bus.connection();
     const { name: stream, manager } = await ensureStream(connection, this.bus.namespace, Streams.syncReports);
+    await ensureStream(connection, this.bus.namespace, Streams.deadLetters);
     await this.ensureConsumer(manager, stream);
     return connection.jetstream().consumers.get(stream, SYNC_REPORT_CONSUMER);
   }
@@ -187,7 +197,7 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
   private async ensureConsumer(manager: JetStreamManager, stream: string): Promise<void> {
     const settings = {
       ack_wait: nanos(ACK_WAIT_MS),
-      // A report is retried until it is stored, or found malformed and terminated; never dropped.
+      // A report is retried until it is stored, or set aside in the dead-letter stream; never dropped.
       max_deliver: -1,
       max_ack_pending: MAX_ACK_PENDING,
     };
@@ -230,25 +240,16 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
   private async store(messages: JsMsg[]): Promise<void> {
     const prefix = namespaced(this.bus.namespace, 'licensing.sync-reports.');
     const accepted: Array<{ message: JsMsg; report: SyncReportRecord }> = [];
+    const settingAside: Array<Promise<void>> = [];
     for (const message of messages) {
       const orgOfSubject = message.subject.startsWith(prefix)
         ? message.subject.slice(prefix.length)
         : undefined;
       const decoded = decodeSyncReport(message.data, orgOfSubject);
-      if ('problem' in decoded) {
-        // warn, not error: the shared NestPinoLogger prints an object given to error() as "[object Object]".
-        this.logger.warn({
-          msg: 'malformed sync report dropped',
-          subject: message.subject,
-          stream_seq: message.seq,
-          problem: decoded.problem,
-        });
-        // No reason on the TERM: servers before 2.10 ignore a TERM that carries one.
-        message.term();
-      } else {
-        accepted.push({ message, report: decoded.report });
-      }
+      if ('problem' in decoded) settingAside.push(this.setAside(message, `malformed: ${decoded.problem}`));
+      else accepted.push({ message, report: decoded.report });
     }
+    await Promise.all(settingAside);
     if (accepted.length === 0) return;
     try {
       const inserted = await this.reports.insert(accepted.map((a) => a.report));
@@ -270,26 +271,37 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
         await this.reports.insert([item.report]);
         item.message.ack();
       } catch (error) {
-        this.reject([item], error);
+        if (isDataError(error)) await this.setAside(item.message, `refused by PostgreSQL: ${String(error)}`);
+        else this.reject([item], error);
       }
     }
   }
 
-  /**
-   * Every failure to store is retried, none is dropped: a report that passed decoding and still
-   * fails on its own points at a bug here, and waits (slowly, so it stays cheap) for the fix.
-   */
+  /** The store failed (not the reports): every one of them comes back after RETRY_DELAY_MS. */
   private reject(items: Array<{ message: JsMsg; report: SyncReportRecord }>, error: unknown): void {
-    const alone = isDataError(error);
-    this.logger.warn({
-      msg: alone
-        ? 'sync report refused by PostgreSQL; retrying it later'
-        : 'sync reports not stored; retrying',
-      report_ids: alone ? items.map((i) => i.report.report_id) : undefined,
-      count: items.length,
-      err: String(error),
-    });
-    for (const { message } of items) message.nak(alone ? REFUSED_RETRY_DELAY_MS : RETRY_DELAY_MS);
+    this.logger.warn({ msg: 'sync reports not stored; retrying', count: items.length, err: String(error) });
+    for (const { message } of items) message.nak(RETRY_DELAY_MS);
+  }
+
+  /**
+   * Moves a report that can never be stored to the dead-letter stream. If even that fails (NATS
+   * away), the report is left to come back, and is judged again then.
+   */
+  private async setAside(message: JsMsg, reason: string): Promise<void> {
+    try {
+      await deadLetter(this.bus, message, SYNC_REPORT_CONSUMER, reason);
+      this.deadLettered += 1;
+      // warn, not error: the shared NestPinoLogger prints an object given to error() as "[object Object]".
+      this.logger.warn({
+        msg: 'sync report set aside in the dead-letter stream',
+        subject: message.subject,
+        stream_seq: message.seq,
+        reason,
+      });
+    } catch (error) {
+      this.logger.warn({ msg: 'could not set a sync report aside; retrying it', err: String(error) });
+      message.nak(RETRY_DELAY_MS);
+    }
   }
 
   private pause(ms: number): Promise<void> {

@@ -8,7 +8,7 @@ import {
   SerialStatus,
   Streams,
 } from '@licensing/contracts';
-import { BusClient, ensureStream, namespaced } from '@licensing/shared/messaging';
+import { BusClient, deadLetter, ensureStream, namespaced } from '@licensing/shared/messaging';
 import { SerialStatusCache } from '../cache/serial-status.cache';
 
 /** Shared by every replica: each event is applied by one of them. */
@@ -37,6 +37,7 @@ export class LicenseEventsService implements OnApplicationBootstrap, BeforeAppli
   async onApplicationBootstrap(): Promise<void> {
     const connection = this.bus.connection();
     const { name: stream, manager } = await ensureStream(connection, this.bus.namespace, Streams.events);
+    await ensureStream(connection, this.bus.namespace, Streams.deadLetters);
     const filter = namespaced(this.bus.namespace, LICENSE_EVENTS_FILTER);
     try {
       await manager.consumers.add(stream, {
@@ -80,12 +81,16 @@ export class LicenseEventsService implements OnApplicationBootstrap, BeforeAppli
   private async apply(message: JsMsg): Promise<void> {
     const status = toSerialStatus(message);
     if (!status) {
-      this.logger.error({
-        msg: 'malformed license event dropped',
-        subject: message.subject,
-        seq: message.seq,
-      });
-      message.term();
+      // Set aside, not dropped: an operator must see a license change the cache could not apply.
+      await deadLetter(this.bus, message, DURABLE, 'malformed license event').then(
+        () =>
+          this.logger.warn({
+            msg: 'malformed license event set aside',
+            subject: message.subject,
+            seq: message.seq,
+          }),
+        () => message.nak(RETRY_MAX_MS),
+      );
       return;
     }
     try {

@@ -34,7 +34,17 @@ export interface LicensingEvent<T = unknown> {
 export const Streams = {
   events: { name: 'LICENSING_EVENTS', subjects: 'licensing.events.>' },
   syncReports: { name: 'SYNC_REPORTS', subjects: 'licensing.sync-reports.>' },
+  /**
+   * Messages a consumer could not process for their own content (not for an outage), set aside
+   * under `licensing.dead-letters.<durable>` so that they neither block their stream nor vanish.
+   * Kept longer than the streams they come from: an operator has a month to look.
+   */
+  deadLetters: { name: 'DEAD_LETTERS', subjects: 'licensing.dead-letters.>', maxAgeDays: 30 },
 } as const;
+
+export function deadLetterSubject(durable: string): string {
+  return `licensing.dead-letters.${durable}`;
+}
 
 export function eventSubject(orgId: string, type: EventType): string {
   return `licensing.events.${orgId}.${type}`;

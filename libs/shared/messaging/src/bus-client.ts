@@ -4,6 +4,7 @@ import {
   ErrorCode,
   JSONCodec,
   JetStreamClient,
+  MsgHdrs,
   NatsConnection,
   NatsError,
   Subscription,
@@ -100,10 +101,18 @@ export class BusClient implements OnApplicationShutdown {
   }
 
   /** Publishes to JetStream and resolves once the stream has stored it (at-least-once, de-duplicated by `messageId`). */
-  async publishDurable(subject: string, payload: string | Uint8Array, messageId: string): Promise<void> {
+  async publishDurable(
+    subject: string,
+    payload: string | Uint8Array,
+    messageId: string,
+    headers?: MsgHdrs,
+  ): Promise<void> {
     const data = typeof payload === 'string' ? new TextEncoder().encode(payload) : payload;
     this.jetstream ??= this.connection().jetstream();
-    await this.jetstream.publish(namespaced(this.options.namespace, subject), data, { msgID: messageId });
+    await this.jetstream.publish(namespaced(this.options.namespace, subject), data, {
+      msgID: messageId,
+      headers,
+    });
   }
 
   get namespace(): string {

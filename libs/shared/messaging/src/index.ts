@@ -6,3 +6,4 @@ export * from './bus-client';
 export * from './bus.module';
 export * from './bus-service';
 export * from './jetstream';
+export * from './dead-letter';

@@ -5,6 +5,8 @@ export interface StreamDefinition {
   name: string;
   /** A subject pattern such as `licensing.events.>`. */
   subjects: string;
+  /** How long messages are kept (7 days when not said). */
+  maxAgeDays?: number;
 }
 
 /** Stream names cannot contain dots, so the namespace is joined with an underscore. */
@@ -16,7 +18,7 @@ const DAY_NS = nanos(24 * 3600 * 1000);
 
 /**
  * Creates the stream if it does not exist yet (both producers and consumers call this at boot, in
- * any order). File storage, kept for 7 days, and a 10-minute de-duplication window on
+ * any order). File storage, kept for 7 days unless the definition says otherwise, and a 10-minute de-duplication window on
  * `Nats-Msg-Id`: a producer that crashes after publishing and publishes again is not counted twice.
  */
 export async function ensureStream(
@@ -31,7 +33,7 @@ export async function ensureStream(
     subjects: [namespaced(namespace, stream.subjects)],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
-    max_age: 7 * DAY_NS,
+    max_age: (stream.maxAgeDays ?? 7) * DAY_NS,
     duplicate_window: nanos(10 * 60 * 1000),
   };
   try {
