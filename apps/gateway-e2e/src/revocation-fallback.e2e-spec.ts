@@ -1,8 +1,12 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { connect } from 'nats';
+import { serialCacheKey } from '@licensing/app/revocation-service';
 import { Streams } from '@licensing/contracts';
 import { streamName } from '@licensing/shared/messaging';
 import { waitFor } from '@licensing/shared/testing';
@@ -21,11 +25,14 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** A redis-server of this test's own: stopping it cannot disturb anything else on the machine. */
-function startRedis(port: number): ChildProcess {
+/**
+ * A redis-server of this test's own: stopping it cannot disturb anything else on the machine. It
+ * snapshots only when told (SAVE), into `dir`, and loads that snapshot when it starts.
+ */
+function startRedis(port: number, dir: string): ChildProcess {
   return spawn(
     'redis-server',
-    ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'],
+    ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--dir', dir],
     { stdio: 'ignore' },
   );
 }
@@ -39,6 +46,7 @@ async function stopRedis(server: ChildProcess | undefined): Promise<void> {
 
 describe('check-revocation while the cache Redis goes away and comes back', () => {
   let port: number;
+  const dataDir = mkdtempSync(join(tmpdir(), 'licensing-redis-'));
   let redisServer: ChildProcess | undefined;
   let probe: Redis;
   let stack: TestStack;
@@ -46,7 +54,7 @@ describe('check-revocation while the cache Redis goes away and comes back', () =
 
   beforeAll(async () => {
     port = await freePort();
-    redisServer = startRedis(port);
+    redisServer = startRedis(port, dataDir);
     // Its own retries and no queue: the probe fails at once while the server is down, and then recovers.
     probe = new Redis(port, '127.0.0.1', {
       retryStrategy: () => 100,
@@ -62,6 +70,7 @@ describe('check-revocation while the cache Redis goes away and comes back', () =
     await stack?.close();
     probe?.disconnect();
     await stopRedis(redisServer);
+    rmSync(dataDir, { recursive: true, force: true });
     if (!stack) return;
     const nats = await connect({ servers: 'nats://127.0.0.1:4222' });
     const jsm = await nats.jetstreamManager();
@@ -83,16 +92,17 @@ describe('check-revocation while the cache Redis goes away and comes back', () =
       { serial: revoked.serial, status: 'revoked', revoked_at: expect.any(String) },
       { serial: unknown, status: 'not_found', revoked_at: null },
     ];
-    const keys = serials.map((serial) => `${stack.namespace}:serial:${serial}`);
+    const keysNow = () =>
+      Promise.all(serials.map((serial) => serialCacheKey(probe, stack.namespace, serial)));
     const check = () => org.api.post('/api/v1/licenses/check-revocation', { serials });
 
     const warm = await check();
     expect(warm.status).toBe(200);
     expect(warm.body.results).toEqual(expected);
-    await waitFor(async () => (await probe.exists(...keys)) === keys.length, {
+    await waitFor(async () => (await probe.exists(...(await keysNow()))) === serials.length, {
       what: 'the cache to be filled',
     });
-    expect(await probe.get(keys[2]!)).toBe('-');
+    expect(await probe.get((await keysNow())[2]!)).toBe('-');
 
     await stopRedis(redisServer);
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -111,16 +121,61 @@ describe('check-revocation while the cache Redis goes away and comes back', () =
       status: 'revoked',
     });
 
-    // Same port, empty (no persistence): the service reconnects on its own and fills it again.
-    redisServer = startRedis(port);
+    // Same port, empty (nothing was saved): the service reconnects on its own and fills it again.
+    redisServer = startRedis(port, dataDir);
     await waitFor(
       async () => {
         const again = await check();
         expect(again.status).toBe(200);
         expect(again.body.results).toEqual(expected);
-        return (await probe.exists(...keys)) === keys.length;
+        return (await probe.exists(...(await keysNow()))) === serials.length;
       },
       { what: 'the cache to be refilled', timeoutMs: 15_000, intervalMs: 200 },
     );
+  });
+
+  it('never answers from a Redis restarted with a snapshot older than a revocation', async () => {
+    const { product } = await productWithKeyPair(org.api);
+    const license = await createLicense(org.api, { product_id: product.id });
+    const check = () => org.api.post('/api/v1/licenses/check-revocation', { serials: [license.serial] });
+    const statusNow = async () => (await check()).body.results[0].status;
+
+    // Cached as active, and the cache saved to disk in that state.
+    expect(await statusNow()).toBe('active');
+    await waitFor(
+      async () => (await probe.exists(await serialCacheKey(probe, stack.namespace, license.serial))) === 1,
+      {
+        what: 'the active entry cached',
+      },
+    );
+    expect(await probe.save()).toBe('OK');
+
+    // Revoked after the snapshot: written through to Redis before DELETE answered.
+    expect((await org.api.delete(`/api/v1/licenses/${license.id}`)).status).toBe(200);
+    expect(await statusNow()).toBe('revoked');
+
+    // Redis dies and comes back from the snapshot, which still says "active".
+    await stopRedis(redisServer);
+    redisServer = startRedis(port, dataDir);
+    await waitFor(async () => (await probe.ping()) === 'PONG', { what: 'redis-server to restart' });
+    const stale = await probe.keys(`${stack.namespace}:serial:*:${license.serial}`);
+    expect(stale).toHaveLength(1);
+    expect(JSON.parse((await probe.get(stale[0]!))!).status).toBe('active');
+
+    // From the first answer on, through the reconnect and the refill: revoked, never active.
+    const deadline = Date.now() + 3_000;
+    while (Date.now() < deadline) {
+      const answer = await check();
+      expect(answer.status).toBe(200);
+      expect(answer.body.results[0].status).toBe('revoked');
+      const synced = await org.api.post('/api/v1/licenses/sync', { license_serial: license.serial });
+      expect(synced.body.status).toBe('revoked');
+    }
+    // And the cache serves again, from a new generation, with the right answer.
+    await waitFor(
+      async () => (await probe.exists(await serialCacheKey(probe, stack.namespace, license.serial))) === 1,
+      { what: 'the entry cached again in the new generation' },
+    );
+    expect(await statusNow()).toBe('revoked');
   });
 });

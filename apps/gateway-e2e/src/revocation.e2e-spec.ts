@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { JetStreamManager, NatsConnection, connect } from 'nats';
+import { serialCacheKey } from '@licensing/app/revocation-service';
 import { Streams, SyncReportRecord } from '@licensing/contracts';
 import { streamName } from '@licensing/shared/messaging';
 import { ApiClient, waitFor } from '@licensing/shared/testing';
@@ -41,7 +42,7 @@ describe('check-revocation and sync through the gateway', () => {
     api.post('/api/v1/licenses/check-revocation', { serials });
   const sync = (body: Record<string, unknown>, api: ApiClient = org.api) =>
     api.post('/api/v1/licenses/sync', body);
-  const cacheKey = (serial: string) => `${stack.namespace}:serial:${serial}`;
+  const cacheKey = (serial: string) => serialCacheKey(redis, stack.namespace, serial);
   const unknownSerial = () => `LIC-NOPE-${randomUUID()}`;
   const license = (body: Record<string, unknown> = {}) =>
     createLicense(org.api, { product_id: product.id, ...body });
@@ -80,9 +81,12 @@ describe('check-revocation and sync through the gateway', () => {
     expect(new Date(response.body.checked_at).toISOString()).toBe(response.body.checked_at);
 
     // Same answers once they come from the cache, and the owner still sees its own license.
-    await waitFor(async () => (await redis.exists(cacheKey(active.serial), cacheKey(foreign.serial))) === 2, {
-      what: 'the cache to be filled',
-    });
+    await waitFor(
+      async () => (await redis.exists(await cacheKey(active.serial), await cacheKey(foreign.serial))) === 2,
+      {
+        what: 'the cache to be filled',
+      },
+    );
     expect((await check([active.serial, revoked.serial, unknown, foreign.serial])).body.results).toEqual(
       response.body.results,
     );
@@ -131,7 +135,7 @@ describe('check-revocation and sync through the gateway', () => {
     const lapsed = await license();
     // Its license.created event puts it in the cache; let that land first, so that it cannot land
     // after the entry is dropped below.
-    await waitFor(async () => (await redis.exists(cacheKey(lapsed.serial))) === 1, {
+    await waitFor(async () => (await redis.exists(await cacheKey(lapsed.serial))) === 1, {
       what: 'the license.created event to reach the cache',
     });
     const rows = await sql(
@@ -141,13 +145,13 @@ describe('check-revocation and sync through the gateway', () => {
     );
     expect(rows).toHaveLength(1);
     // SQL goes around the license service, so no event tells the cache; forget what it may hold.
-    await redis.del(cacheKey(lapsed.serial));
+    await redis.del(await cacheKey(lapsed.serial));
 
     const fromDatabase = await check([lapsed.serial]);
     expect(fromDatabase.body.results).toEqual([
       { serial: lapsed.serial, status: 'expired', revoked_at: null },
     ]);
-    await waitFor(async () => (await redis.exists(cacheKey(lapsed.serial))) === 1, {
+    await waitFor(async () => (await redis.exists(await cacheKey(lapsed.serial))) === 1, {
       what: 'the cache entry',
     });
     const fromCache = await check([lapsed.serial]);
@@ -158,7 +162,9 @@ describe('check-revocation and sync through the gateway', () => {
   it('a revocation is visible to check-revocation and sync as soon as DELETE has returned', async () => {
     const revoked = await license();
     expect((await check([revoked.serial])).body.results[0].status).toBe('active');
-    await waitFor(async () => (await redis.exists(cacheKey(revoked.serial))) === 1, { what: 'a warm cache' });
+    await waitFor(async () => (await redis.exists(await cacheKey(revoked.serial))) === 1, {
+      what: 'a warm cache',
+    });
 
     await revoke(revoked.id);
     const checked = await check([revoked.serial]);

@@ -2,3 +2,5 @@
 // Production starts it through main.ts.
 export { startRevocationService } from './app';
 export { loadRevocationServiceConfig } from './config';
+// Where a serial's cache entry lives in Redis right now: tests look at the cache through it.
+export { serialCacheKey } from './cache/serial-status.cache';

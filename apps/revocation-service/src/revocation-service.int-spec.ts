@@ -13,6 +13,7 @@ import {
 import { ensureStream, namespaced, streamName } from '@licensing/shared/messaging';
 import { BusTestClient, ScriptedPeer, testEnv, uniqueNamespace, waitFor } from '@licensing/shared/testing';
 import { startRevocationService } from './app';
+import { serialCacheKey } from './cache/serial-status.cache';
 import { loadRevocationServiceConfig } from './config';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -53,7 +54,7 @@ describe('revocation service', () => {
     bus.as(org).send(Subjects.revocation.check, { serials });
   const statusesOf = async (serials: string[]) =>
     (await check(serials)).results.map((result: { status: string }) => result.status);
-  const cached = async (serial: string) => redis.get(`${namespace}:serial:${serial}`);
+  const cached = async (serial: string) => redis.get(await serialCacheKey(redis, namespace, serial));
 
   /** Publishes a license event as the license service's outbox relay would. */
   async function publishEvent(entry: SerialStatus, type: string, occurredAt: Date): Promise<void> {
@@ -162,7 +163,10 @@ describe('revocation service', () => {
     const serials = [lapsed.serial, suspended.serial, future.serial];
     expect(await statusesOf(serials)).toEqual(['expired', 'suspended', 'active']);
     await waitFor(
-      async () => (await redis.exists(...serials.map((serial) => `${namespace}:serial:${serial}`))) === 3,
+      async () =>
+        (await redis.exists(
+          ...(await Promise.all(serials.map((serial) => serialCacheKey(redis, namespace, serial)))),
+        )) === 3,
       {
         what: 'the cache fill',
       },

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { SerialStatus } from '@licensing/contracts';
 import { uniqueNamespace, waitFor } from '@licensing/shared/testing';
-import { SerialStatusCache } from './serial-status.cache';
+import { SerialStatusCache, cacheMetaKey, serialCacheKey } from './serial-status.cache';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -24,8 +24,9 @@ describe('SerialStatusCache against the real Redis', () => {
     version: 1_000,
     ...changes,
   });
+  const key = (serial: string): Promise<string> => serialCacheKey(redis, namespace, serial);
   const stored = async (serial: string): Promise<SerialStatus | string | null> => {
-    const value = await redis.get(`${namespace}:serial:${serial}`);
+    const value = await redis.get(await key(serial));
     return value === null || value === '-' ? value : (JSON.parse(value) as SerialStatus);
   };
 
@@ -40,15 +41,15 @@ describe('SerialStatusCache against the real Redis', () => {
     await Promise.all([cache.onApplicationShutdown(), redis.quit()]);
   });
 
-  it('keys entries <namespace>:serial:<serial>, a negative entry as "-", with their TTLs', async () => {
+  it('keys entries <namespace>:serial:<generation>:<serial>, a negative entry as "-", with their TTLs', async () => {
     await cache.put([status('KEYED')], ['KEYED-UNKNOWN']);
     expect(await stored('KEYED')).toMatchObject({ serial: 'KEYED', status: 'active' });
     expect(await stored('KEYED-UNKNOWN')).toBe('-');
-    const ttl = await redis.ttl(`${namespace}:serial:KEYED`);
+    expect(await key('KEYED')).toMatch(new RegExp(`^${namespace}:serial:[0-9a-f]{12}:KEYED$`));
+    const ttl = await redis.ttl(await key('KEYED'));
     expect(ttl).toBeGreaterThan(50);
     expect(ttl).toBeLessThanOrEqual(60);
-    expect(await redis.ttl(`${namespace}:serial:KEYED-UNKNOWN`)).toBeLessThanOrEqual(5);
-    expect(cache.keyOf('KEYED')).toBe(`${namespace}:serial:KEYED`);
+    expect(await redis.ttl(await key('KEYED-UNKNOWN'))).toBeLessThanOrEqual(5);
   });
 
   it('answers a batch with hits, negatives and misses in one MGET round trip', async () => {
@@ -71,7 +72,7 @@ describe('SerialStatusCache against the real Redis', () => {
       const lookupCommands = seen.filter((args) => !args.includes(`${namespace}:marker`));
       expect(lookupCommands.map((args) => args[0]!.toLowerCase())).toEqual(['mget']);
       expect(lookupCommands[0]!.slice(1)).toEqual(
-        ['MISS-1', 'HIT-1', 'NEG-1', 'MISS-2'].map((serial) => `${namespace}:serial:${serial}`),
+        await Promise.all(['MISS-1', 'HIT-1', 'NEG-1', 'MISS-2'].map(key)),
       );
     } finally {
       monitor.disconnect();
@@ -109,10 +110,39 @@ describe('SerialStatusCache against the real Redis', () => {
   });
 
   it('a corrupt entry is a miss, and is replaced by the next write', async () => {
-    await redis.set(`${namespace}:serial:CORRUPT`, '{not json');
+    await redis.set(await key('CORRUPT'), '{not json');
     expect(await cache.getMany(['CORRUPT'])).toEqual({ hits: [], negatives: [], misses: ['CORRUPT'] });
     await cache.putMany([status('CORRUPT')]);
     expect(await stored('CORRUPT')).toMatchObject({ serial: 'CORRUPT' });
+  });
+
+  it('starts a new, empty generation when the Redis process is not the one the cache was filled in', async () => {
+    await cache.putMany([status('BEFORE-RESTART', { status: 'active' })]);
+    const before = await key('BEFORE-RESTART');
+    // What a restart from a snapshot looks like: the stored run_id is not the running server's.
+    await redis.hset(cacheMetaKey(namespace), 'run_id', 'a-process-that-is-gone');
+    await cache.checkGeneration();
+    expect(await key('BEFORE-RESTART')).not.toBe(before);
+    expect(await cache.getMany(['BEFORE-RESTART'])).toEqual({
+      hits: [],
+      negatives: [],
+      misses: ['BEFORE-RESTART'],
+    });
+    // The same process again: the generation stays, and so does what it holds.
+    await cache.putMany([status('AFTER-RESTART')]);
+    await cache.checkGeneration();
+    expect((await cache.getMany(['AFTER-RESTART'])).hits).toHaveLength(1);
+  });
+
+  it('two caches on one Redis agree on one generation', async () => {
+    const twin = new SerialStatusCache({ url: REDIS_URL, namespace, ttlSeconds: 60, negativeTtlSeconds: 5 });
+    await twin.onModuleInit();
+    try {
+      await twin.putMany([status('TWIN')]);
+      expect((await cache.getMany(['TWIN'])).hits).toHaveLength(1);
+    } finally {
+      await twin.onApplicationShutdown();
+    }
   });
 
   it('fails at once, without queueing, when Redis cannot be reached', async () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Redis, Result } from 'ioredis';
 import { SerialStatus } from '@licensing/contracts';
@@ -11,6 +12,7 @@ declare module 'ioredis' {
       status: string,
       ttlSeconds: number,
     ): Result<number, Context>;
+    claimCacheGeneration(metaKey: string, runId: string, candidate: string): Result<string, Context>;
   }
 }
 
@@ -20,6 +22,8 @@ export interface SerialStatusCacheOptions {
   namespace: string;
   ttlSeconds: number;
   negativeTtlSeconds: number;
+  /** How often the Redis behind the connection is checked for being the one the cache was filled in. */
+  generationCheckMs?: number;
 }
 
 export interface CacheLookup {
@@ -32,6 +36,7 @@ export interface CacheLookup {
 /** What a negative entry holds: never valid JSON of a SerialStatus, and one byte. */
 const NEGATIVE = '-';
 const RECONNECT_EVERY_MS = 500;
+const GENERATION_CHECK_MS = 1_000;
 const WARN_EVERY_MS = 10_000;
 
 /**
@@ -55,8 +60,48 @@ return 1
 `;
 
 /**
- * The serial-status cache in Redis: `<ns>:serial:<serial>` → JSON of a SerialStatus, or `-` for a
- * serial unknown to the platform. Redis is an accelerator, not a source of truth: with it down
+ * Which generation of entries the Redis server now running may serve. The generation is kept with
+ * the run_id of the server process it was created in; a server that is not that process (restarted
+ * from a snapshot or an append-only file, a promoted replica) holds data that may predate a write
+ * it acknowledged before, so it gets a new, empty generation. Atomic: replicas racing to claim one
+ * agree on the first.
+ */
+const CLAIM_CACHE_GENERATION = `
+if redis.call('HGET', KEYS[1], 'run_id') == ARGV[1] then
+  local generation = redis.call('HGET', KEYS[1], 'generation')
+  if generation then return generation end
+end
+redis.call('HSET', KEYS[1], 'run_id', ARGV[1], 'generation', ARGV[2])
+return ARGV[2]
+`;
+
+/** `<ns>:serial-cache`: the hash naming the generation of entries the running Redis may serve. */
+export const cacheMetaKey = (namespace: string): string =>
+  namespace ? `${namespace}:serial-cache` : 'serial-cache';
+
+const serialKeyPrefix = (namespace: string, generation: string): string =>
+  `${namespace ? `${namespace}:` : ''}serial:${generation}:`;
+
+/** The key a serial's entry has now (for tests and operators): `<ns>:serial:<generation>:<serial>`. */
+export async function serialCacheKey(redis: Redis, namespace: string, serial: string): Promise<string> {
+  const generation = await redis.hget(cacheMetaKey(namespace), 'generation');
+  if (!generation) throw new Error('the serial-status cache has no generation yet');
+  return serialKeyPrefix(namespace, generation) + serial;
+}
+
+/**
+ * The serial-status cache in Redis: `<ns>:serial:<generation>:<serial>` → JSON of a SerialStatus,
+ * or `-` for a serial unknown to the platform.
+ *
+ * The cache must never answer from a state older than the database. A Redis restarted from a
+ * snapshot taken before a revocation still holds the license as active; so entries live under a
+ * generation tied to the Redis process (its run_id), checked on every (re)connect and every
+ * GENERATION_CHECK_MS: another process means a new generation, i.e. a cold cache, and the old
+ * entries are never read again (they expire with their TTL). Until the check has passed after a
+ * connect, and whenever the connection drops, the cache has no generation and every call fails
+ * at once, so callers use the license service. A read whose generation changed while it was in
+ * flight is discarded the same way.
+ * Redis is an accelerator, not a source of truth: with it down
  * every call fails at once (no offline queue, bounded command time) so that callers fall back to
  * the license service instead of waiting, and the client keeps reconnecting on its own.
  * Failures are logged here, rate-limited, and rethrown for the caller to choose its fallback.
@@ -65,16 +110,23 @@ return 1
 export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(SerialStatusCache.name);
   private readonly redis: Redis;
-  private readonly prefix: string;
+  private readonly metaKey: string;
+  /** `<ns>:serial:<generation>:` while the connected Redis is known to serve the current generation. */
+  private prefix?: string;
+  private checkTimer?: NodeJS.Timeout;
+  /** Counts dropped connections: a check that straddles one must not confirm the next server. */
+  private disconnects = 0;
   private lastWarnAt = 0;
   private suppressedWarnings = 0;
   private down = false;
 
   constructor(private readonly options: SerialStatusCacheOptions) {
-    this.prefix = options.namespace ? `${options.namespace}:serial:` : 'serial:';
+    this.metaKey = cacheMetaKey(options.namespace);
     this.redis = new Redis(options.url, {
       lazyConnect: true,
       enableOfflineQueue: false,
+      // A command cut off by a dropped connection must not run later against whatever Redis answers then.
+      autoResendUnfulfilledCommands: false,
       maxRetriesPerRequest: 1,
       connectTimeout: 1_000,
       commandTimeout: 500,
@@ -83,9 +135,15 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
       disconnectTimeout: 200,
     });
     this.redis.defineCommand('putSerialStatus', { numberOfKeys: 1, lua: PUT_SERIAL_STATUS });
+    this.redis.defineCommand('claimCacheGeneration', { numberOfKeys: 1, lua: CLAIM_CACHE_GENERATION });
+    this.redis.on('close', () => {
+      this.disconnects++;
+      this.prefix = undefined;
+    });
     // Without a listener ioredis reports every failed reconnect attempt as an unhandled error.
     this.redis.on('error', (error: Error) => this.warn('connection', error));
     this.redis.on('ready', () => {
+      void this.checkGeneration();
       if (!this.down) return;
       this.down = false;
       this.logger.log({ msg: 'redis connection restored' });
@@ -95,19 +153,65 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
   /** Boot does not wait for Redis: the service answers correctly without it. */
   async onModuleInit(): Promise<void> {
     await this.redis.connect().catch((error: unknown) => this.warn('connect', error));
+    await this.checkGeneration();
+    this.checkTimer = setInterval(
+      () => void this.checkGeneration(),
+      this.options.generationCheckMs ?? GENERATION_CHECK_MS,
+    );
+    this.checkTimer.unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.checkTimer);
     await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+
+  /**
+   * Finds (or starts) the generation the connected Redis process may serve. Safe to run at any
+   * time; until it succeeds after a connect, the cache answers nothing.
+   */
+  async checkGeneration(): Promise<void> {
+    if (this.redis.status !== 'ready') return;
+    const disconnects = this.disconnects;
+    try {
+      const info = await this.redis.info('server');
+      const runId = /^run_id:(\w+)/m.exec(info)?.[1];
+      if (!runId) throw new Error('INFO server has no run_id');
+      const generation = await this.redis.claimCacheGeneration(
+        this.metaKey,
+        runId,
+        randomBytes(6).toString('hex'),
+      );
+      const prefix = serialKeyPrefix(this.options.namespace, generation);
+      if (disconnects !== this.disconnects) return; // the 'ready' of the new connection checks again
+      if (this.prefix !== undefined && this.prefix !== prefix) {
+        this.logger.warn({
+          msg: 'redis is not the process the cache was filled in (restarted or failed over): starting a cold cache',
+          generation,
+        });
+      }
+      this.prefix = prefix;
+    } catch (error) {
+      this.prefix = undefined;
+      this.warn('check generation', error);
+    }
+  }
+
+  /** The key prefix of the current generation, or a failure when there is none to trust. */
+  private currentPrefix(): string {
+    if (this.prefix === undefined) throw new Error('the cache generation of this Redis is not confirmed yet');
+    return this.prefix;
   }
 
   /** One MGET for the whole batch. */
   async getMany(serials: readonly string[]): Promise<CacheLookup> {
-    const keys = new Array<string>(serials.length);
-    for (let i = 0; i < serials.length; i++) keys[i] = this.prefix + serials[i];
     let values: (string | null)[];
     try {
+      const prefix = this.currentPrefix();
+      const keys = new Array<string>(serials.length);
+      for (let i = 0; i < serials.length; i++) keys[i] = prefix + serials[i];
       values = await this.redis.mget(keys);
+      if (this.prefix !== prefix) throw new Error('the cache generation changed during the read');
     } catch (error) {
       throw this.failed('get', error);
     }
@@ -140,10 +244,16 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
    */
   async put(statuses: readonly SerialStatus[], unknown: readonly string[]): Promise<void> {
     if (statuses.length === 0 && unknown.length === 0) return;
+    let prefix: string;
+    try {
+      prefix = this.currentPrefix();
+    } catch (error) {
+      throw this.failed('put', error);
+    }
     const pipeline = this.redis.pipeline();
     for (const status of statuses) {
       pipeline.putSerialStatus(
-        this.prefix + status.serial,
+        prefix + status.serial,
         JSON.stringify(status),
         status.version,
         status.status,
@@ -151,7 +261,7 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
       );
     }
     for (const serial of unknown) {
-      pipeline.set(this.prefix + serial, NEGATIVE, 'EX', this.options.negativeTtlSeconds, 'NX');
+      pipeline.set(prefix + serial, NEGATIVE, 'EX', this.options.negativeTtlSeconds, 'NX');
     }
     let results: [Error | null, unknown][] | null;
     try {
@@ -162,11 +272,6 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
     // A pipeline resolves with each command's own error instead of rejecting.
     const error = results?.find(([commandError]) => commandError)?.[0];
     if (error) throw this.failed('put', error);
-  }
-
-  /** The key of a serial, for tests and operators. */
-  keyOf(serial: string): string {
-    return this.prefix + serial;
   }
 
   private failed(operation: string, error: unknown): unknown {
