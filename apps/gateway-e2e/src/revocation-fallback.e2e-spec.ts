@@ -1,76 +1,39 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { connect } from 'nats';
 import { serialCacheKey } from '@licensing/app/revocation-service';
 import { Streams } from '@licensing/contracts';
 import { streamName } from '@licensing/shared/messaging';
 import { waitFor } from '@licensing/shared/testing';
+import { OwnServer, startOwnRedis } from './support/processes';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { createLicense, productWithKeyPair } from './support/fixtures';
 
 /** The stack's bus timeout (BUS_TIMEOUT_MS default): a hang on Redis would show as a call this long. */
 const BUS_TIMEOUT_MS = 5_000;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
-}
-
-/**
- * A redis-server of this test's own: stopping it cannot disturb anything else on the machine. It
- * snapshots only when told (SAVE), into `dir`, and loads that snapshot when it starts.
- */
-function startRedis(port: number, dir: string): ChildProcess {
-  return spawn(
-    'redis-server',
-    ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--dir', dir],
-    { stdio: 'ignore' },
-  );
-}
-
-async function stopRedis(server: ChildProcess | undefined): Promise<void> {
-  if (!server || server.exitCode !== null || server.signalCode !== null) return;
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGKILL');
-  await exited;
-}
-
 describe('check-revocation while the cache Redis goes away and comes back', () => {
-  let port: number;
-  const dataDir = mkdtempSync(join(tmpdir(), 'licensing-redis-'));
-  let redisServer: ChildProcess | undefined;
+  let redisServer: OwnServer;
   let probe: Redis;
   let stack: TestStack;
   let org: TestOrganization;
 
   beforeAll(async () => {
-    port = await freePort();
-    redisServer = startRedis(port, dataDir);
+    redisServer = await startOwnRedis();
     // Its own retries and no queue: the probe fails at once while the server is down, and then recovers.
-    probe = new Redis(port, '127.0.0.1', {
+    probe = new Redis(redisServer.url, {
       retryStrategy: () => 100,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
     });
     probe.on('error', () => undefined);
-    await waitFor(async () => (await probe.ping()) === 'PONG', { what: 'redis-server to start' });
-    stack = await startStack({ env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
+    stack = await startStack({ env: { REDIS_URL: redisServer.url } });
     org = await stack.newOrganization();
   });
   afterAll(async () => {
     await stack?.close();
     probe?.disconnect();
-    await stopRedis(redisServer);
-    rmSync(dataDir, { recursive: true, force: true });
+    await redisServer?.dispose();
     if (!stack) return;
     const nats = await connect({ servers: 'nats://127.0.0.1:4222' });
     const jsm = await nats.jetstreamManager();
@@ -104,7 +67,7 @@ describe('check-revocation while the cache Redis goes away and comes back', () =
     });
     expect(await probe.get((await keysNow())[2]!)).toBe('-');
 
-    await stopRedis(redisServer);
+    await redisServer.kill();
     for (let attempt = 0; attempt < 3; attempt++) {
       const started = Date.now();
       const cold = await check();
@@ -122,7 +85,7 @@ describe('check-revocation while the cache Redis goes away and comes back', () =
     });
 
     // Same port, empty (nothing was saved): the service reconnects on its own and fills it again.
-    redisServer = startRedis(port, dataDir);
+    await redisServer.start();
     await waitFor(
       async () => {
         const again = await check();
@@ -155,9 +118,9 @@ describe('check-revocation while the cache Redis goes away and comes back', () =
     expect(await statusNow()).toBe('revoked');
 
     // Redis dies and comes back from the snapshot, which still says "active".
-    await stopRedis(redisServer);
-    redisServer = startRedis(port, dataDir);
-    await waitFor(async () => (await probe.ping()) === 'PONG', { what: 'redis-server to restart' });
+    await redisServer.kill();
+    await redisServer.start();
+    await waitFor(async () => (await probe.ping()) === 'PONG', { what: 'the probe to reconnect' });
     const stale = await probe.keys(`${stack.namespace}:serial:*:${license.serial}`);
     expect(stale).toHaveLength(1);
     expect(JSON.parse((await probe.get(stale[0]!))!).status).toBe('active');

@@ -28,6 +28,11 @@ export interface TestStack {
   stopService(name: string): Promise<void>;
   /** Starts a stopped service again, with the same settings. */
   startService(name: string): Promise<void>;
+  /**
+   * One more replica of a service, as a scale-out would start it (closed with the stack, or by the
+   * caller, as a deploy or a SIGTERM would).
+   */
+  startReplica(name: string): Promise<INestApplication>;
   close(): Promise<void>;
 }
 
@@ -47,6 +52,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   };
   /** The services running now, in start order. */
   const services = new Map<string, INestApplication>();
+  const replicas: INestApplication[] = [];
   for (const [name, start] of Object.entries(starters)) services.set(name, await start());
   const gateway = await startGateway(loadGatewayConfig(env));
   const address = gateway.getHttpServer().address();
@@ -78,8 +84,17 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
       if (services.has(name)) throw new Error(`${name} is already running`);
       services.set(name, await start());
     },
+    async startReplica(name) {
+      const start = starters[name];
+      if (!start) throw new Error(`No service named ${name}`);
+      const replica = await start();
+      replicas.push(replica);
+      return replica;
+    },
     async close() {
       await gateway.close();
+      // Closing twice (a test stopped its replica already) is harmless.
+      for (const replica of replicas) await replica.close().catch(() => undefined);
       for (const service of [...services.values()].reverse()) await service.close();
       await deleteNamespaceStreams(namespace);
     },

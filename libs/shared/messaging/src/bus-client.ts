@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import {
   ErrorCode,
+  Events,
   JSONCodec,
   JetStreamClient,
   MsgHdrs,
@@ -41,17 +42,38 @@ export interface BusClientOptions {
 export class BusClient implements OnApplicationShutdown {
   private readonly logger = new Logger(BusClient.name);
   private nats?: NatsConnection;
+  private connected = false;
   private jetstream?: JetStreamClient;
 
   constructor(private readonly options: BusClientOptions) {}
 
   /** Connects once; afterwards nats.js reconnects by itself, for ever, across NATS restarts. */
   async connect(): Promise<void> {
-    this.nats ??= await connect({
+    if (this.nats) return;
+    this.nats = await connect({
       servers: this.options.natsUrl.split(','),
       name: this.options.name,
       maxReconnectAttempts: -1,
     });
+    this.connected = true;
+    void this.followStatus(this.nats);
+  }
+
+  /**
+   * While the connection is down nats.js buffers a request until it reconnects or times out, so a
+   * NATS outage would cost every caller the whole bus timeout. Knowing the connection is down, the
+   * client answers `unavailable` at once instead.
+   */
+  private async followStatus(nats: NatsConnection): Promise<void> {
+    for await (const status of nats.status()) {
+      if (status.type === Events.Disconnect) {
+        this.connected = false;
+        this.logger.warn({ msg: 'NATS connection lost; bus requests fail at once until it is back' });
+      } else if (status.type === Events.Reconnect) {
+        this.connected = true;
+        this.logger.log({ msg: 'NATS connection restored' });
+      }
+    }
   }
 
   /**
@@ -62,6 +84,9 @@ export class BusClient implements OnApplicationShutdown {
    * fails at once (no responders) instead of waiting for the timeout.
    */
   async send<TReply>(subject: string, data: unknown): Promise<TReply> {
+    if (!this.connected) {
+      throw new DomainError('unavailable', 'The message bus is unreachable; retry later');
+    }
     const current = requestContext.current();
     const target = namespaced(this.options.namespace, subject);
     const envelope: BusEnvelope = {
