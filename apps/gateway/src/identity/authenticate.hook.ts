@@ -7,6 +7,11 @@ const PUBLIC_PATHS = /^\/(healthz|readyz|openapi\.(json|yaml)|docs)(\/|$|\?)/;
 /** Paths served without an API key (probes, OpenAPI, docs). ScopesGuard lets the same paths through. */
 export const isPublicPath = (url: string): boolean => PUBLIC_PATHS.test(url);
 
+/** The API key of an `Authorization: Bearer <key>` header. */
+export function bearerKeyOf(header: string | undefined): string | undefined {
+  return header ? /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
+}
+
 /**
  * Resolves the API key in Fastify's onRequest hook, before the body is even read, so that a
  * request with a bad key is a 401 whatever else is wrong with it (oversized, malformed JSON, ...).
@@ -14,10 +19,9 @@ export const isPublicPath = (url: string): boolean => PUBLIC_PATHS.test(url);
 export function registerAuthentication(fastify: FastifyInstance, apiKeys: ApiKeysService): void {
   fastify.addHook('onRequest', async (request) => {
     if (isPublicPath(request.url)) return;
-    const header = request.headers.authorization;
-    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw new DomainError('unauthorized', 'Send an API key as "Authorization: Bearer <key>"');
-    const auth = await apiKeys.authenticate(match[1]);
+    const key = bearerKeyOf(request.headers.authorization);
+    if (!key) throw new DomainError('unauthorized', 'Send an API key as "Authorization: Bearer <key>"');
+    const auth = await apiKeys.authenticate(key);
     if (!auth) throw new DomainError('unauthorized', 'The API key is unknown or has been revoked');
     request.auth = auth;
   });
