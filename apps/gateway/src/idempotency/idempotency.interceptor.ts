@@ -35,7 +35,8 @@ export interface IdempotentOptions {
 
 /**
  * Marks a route that creates something as safe to retry with an `Idempotency-Key` header, and
- * documents the header in the OpenAPI document.
+ * documents the header in the OpenAPI document. A new create route needs only this decorator
+ * (with `secretFields` when its answer shows a secret once, as a webhook's `secret`).
  */
 export function Idempotent(options: IdempotentOptions = {}): MethodDecorator {
   return applyDecorators(

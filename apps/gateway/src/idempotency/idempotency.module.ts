@@ -1,12 +1,14 @@
 import { Global, Module } from '@nestjs/common';
 import { IdempotencyKeySweeper } from './idempotency-key.sweeper';
-import { IdempotencyInterceptor } from './idempotency.interceptor';
 import { IdempotencyService } from './idempotency.service';
 
-/** Idempotency keys of the create routes (`@Idempotent()`), stored in the gateway's schema. */
+/**
+ * Idempotency keys of the create routes, stored in the gateway's schema. Global, because
+ * `@Idempotent()` instantiates its interceptor in whichever module hosts the controller.
+ */
 @Global()
 @Module({
-  providers: [IdempotencyService, IdempotencyInterceptor, IdempotencyKeySweeper],
-  exports: [IdempotencyService, IdempotencyInterceptor],
+  providers: [IdempotencyService, IdempotencyKeySweeper],
+  exports: [IdempotencyService],
 })
 export class IdempotencyModule {}

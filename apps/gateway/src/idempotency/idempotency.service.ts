@@ -170,7 +170,12 @@ export class IdempotencyService {
     );
     const row = rows[0];
     if (row?.claim_token !== token) return undefined;
-    if (row.taken_over) this.logger.log({ msg: 'idempotency key taken over (expired, or abandoned claim)' });
+    if (row.taken_over) {
+      this.logger.log({
+        msg: 'idempotency key taken over (expired, or abandoned claim)',
+        route: request.route,
+      });
+    }
     return { kind: 'owned', id: row.id, token };
   }
 
