@@ -8,6 +8,8 @@ import { AnalyticsController, LicenseUsageController } from './analytics/analyti
 import { GATEWAY_CONFIG, GatewayConfig } from './config';
 import { ProblemFilter } from './http/problem.filter';
 import { RequestContextInterceptor } from './http/request-context.interceptor';
+import { IdempotencyKeyEntity } from './idempotency/idempotency-key.entity';
+import { IdempotencyModule } from './idempotency/idempotency.module';
 import { ApiKeyEntity } from './identity/api-key.entity';
 import { IdentityModule } from './identity/identity.module';
 import { OrganizationEntity } from './identity/organization.entity';
@@ -18,7 +20,7 @@ import { ProductsController } from './products/products.controller';
 import { RevocationController } from './revocation/revocation.controller';
 
 export const GATEWAY_SCHEMA = 'identity';
-export const GATEWAY_ENTITIES = [OrganizationEntity, ApiKeyEntity];
+export const GATEWAY_ENTITIES = [OrganizationEntity, ApiKeyEntity, IdempotencyKeyEntity];
 
 @Module({})
 export class GatewayModule {
@@ -41,6 +43,7 @@ export class GatewayModule {
           name: 'gateway',
         }),
         IdentityModule,
+        IdempotencyModule,
       ],
       controllers: [
         ProductsController,

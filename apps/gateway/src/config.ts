@@ -20,6 +20,11 @@ export const gatewayEnv = {
     production: false,
     description: 'On first boot, create the "default" organization and print its admin key once',
   }),
+  IDEMPOTENCY_KEY_TTL_HOURS: env.int({
+    default: 24,
+    min: 24,
+    description: 'How long an Idempotency-Key and the answer of its first request are kept',
+  }),
   TRUST_PROXY: env.bool({ default: false, description: 'Trust X-Forwarded-* headers (behind an ingress)' }),
 };
 

@@ -12,6 +12,7 @@ import {
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
 import { routes, uuidParam } from '../http/routes';
+import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes } from '../identity/scopes';
 
 @ApiTags('activations')
@@ -20,6 +21,7 @@ export class ActivationsController {
   constructor(private readonly bus: BusClient) {}
 
   @Post()
+  @Idempotent()
   @AllowScopes('client')
   @ApiCreatedResponse({ type: ActivationView, description: 'A new seat' })
   @ApiOkResponse({

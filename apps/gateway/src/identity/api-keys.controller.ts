@@ -4,6 +4,7 @@ import { FastifyRequest } from 'fastify';
 import { MessageView, PageQueryDto } from '@licensing/contracts';
 import { ApiProblems } from '../http/api-problems';
 import { routes, uuidParam } from '../http/routes';
+import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { ApiKeyListView, CreateApiKeyDto, CreatedApiKeyView } from './api-key.dto';
 import { ApiKeysService } from './api-keys.service';
 import { AllowScopes } from './scopes';
@@ -16,6 +17,7 @@ export class ApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}
 
   @Post()
+  @Idempotent({ secretFields: ['key'] })
   @ApiCreatedResponse({ type: CreatedApiKeyView, description: '`key` is shown only in this response' })
   @ApiProblems()
   create(@Req() request: FastifyRequest, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyView> {

@@ -7,13 +7,17 @@ const PUBLIC_PATHS = /^\/(healthz|readyz|openapi\.(json|yaml)|docs)(\/|$|\?)/;
 /** Paths served without an API key (probes, OpenAPI, docs). ScopesGuard lets the same paths through. */
 export const isPublicPath = (url: string): boolean => PUBLIC_PATHS.test(url);
 
+/** The API key of an `Authorization: Bearer <key>` header. */
+export function bearerKeyOf(header: string | undefined): string | undefined {
+  return header ? /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
+}
+
 /** Resolves the request's API key into `request.auth`, or throws the `401`. */
 export async function authenticate(request: FastifyRequest, apiKeys: ApiKeysService): Promise<void> {
   if (isPublicPath(request.url)) return;
-  const header = request.headers.authorization;
-  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!match) throw new DomainError('unauthorized', 'Send an API key as "Authorization: Bearer <key>"');
-  const auth = await apiKeys.authenticate(match[1]);
+  const key = bearerKeyOf(request.headers.authorization);
+  if (!key) throw new DomainError('unauthorized', 'Send an API key as "Authorization: Bearer <key>"');
+  const auth = await apiKeys.authenticate(key);
   if (!auth) throw new DomainError('unauthorized', 'The API key is unknown or has been revoked');
   request.auth = auth;
 }

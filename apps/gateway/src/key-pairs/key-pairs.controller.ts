@@ -11,6 +11,7 @@ import {
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
 import { routes, uuidParam } from '../http/routes';
+import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes } from '../identity/scopes';
 
 @ApiTags('key-pairs')
@@ -19,6 +20,7 @@ export class KeyPairsController {
   constructor(private readonly bus: BusClient) {}
 
   @Post()
+  @Idempotent()
   @ApiCreatedResponse({
     type: KeyPairView,
     description: 'The private key is generated and kept by the service',

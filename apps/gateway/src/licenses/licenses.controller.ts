@@ -17,6 +17,7 @@ import {
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
 import { routes, uuidParam } from '../http/routes';
+import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes } from '../identity/scopes';
 
 @ApiTags('licenses')
@@ -25,6 +26,7 @@ export class LicensesController {
   constructor(private readonly bus: BusClient) {}
 
   @Post()
+  @Idempotent()
   @ApiCreatedResponse({ type: LicenseView, description: 'The license, with its signed license_blob' })
   @ApiProblems(404, 422)
   create(@Body() dto: CreateLicenseDto): Promise<LicenseView> {

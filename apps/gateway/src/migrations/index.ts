@@ -1,4 +1,5 @@
 import { CreateIdentity1795375819351 } from './1795375819351-CreateIdentity';
+import { CreateIdempotencyKeys1795430887909 } from './1795430887909-CreateIdempotencyKeys';
 
 /** In order of application; the timestamp in each name is when it was generated. */
-export const GATEWAY_MIGRATIONS = [CreateIdentity1795375819351];
+export const GATEWAY_MIGRATIONS = [CreateIdentity1795375819351, CreateIdempotencyKeys1795430887909];

@@ -13,6 +13,7 @@ import {
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
 import { routes, uuidParam } from '../http/routes';
+import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes } from '../identity/scopes';
 
 @ApiTags('products')
@@ -21,6 +22,7 @@ export class ProductsController {
   constructor(private readonly bus: BusClient) {}
 
   @Post()
+  @Idempotent()
   @ApiCreatedResponse({ type: ProductView })
   @ApiProblems(404, 409)
   create(@Body() dto: CreateProductDto): Promise<ProductView> {
