@@ -34,6 +34,8 @@ export interface LicensingEvent<T = unknown> {
 export const Streams = {
   events: { name: 'LICENSING_EVENTS', subjects: 'licensing.events.>' },
   syncReports: { name: 'SYNC_REPORTS', subjects: 'licensing.sync-reports.>' },
+  /** Audit entries of the services' changes, on `licensing.audit.<org_id>`; stored by the gateway. */
+  audit: { name: 'AUDIT_EVENTS', subjects: 'licensing.audit.>' },
 } as const;
 
 export function eventSubject(orgId: string, type: EventType): string {
