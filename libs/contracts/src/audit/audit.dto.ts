@@ -115,7 +115,7 @@ export class AuditEntryRecord {
   @IsIn(AUDIT_ACTIONS) action!: AuditAction;
   @IsString() @Length(1, 40) resource_type!: AuditResourceType;
   @IsUUID('all') resource_id!: string;
-  @ValidateNested() @Type(() => AuditActorView) actor!: AuditActorView;
+  @IsObject() @ValidateNested() @Type(() => AuditActorView) actor!: AuditActorView;
   @IsString() @Length(1, 128) request_id!: string;
   @Nullable() @IsString() @Length(1, 64) ip!: string | null;
   @IsObject() changes!: AuditChanges;
