@@ -428,3 +428,34 @@ describe('audit log', () => {
     expect((await stack.anonymous.get('/api/v1/audit-events')).status).toBe(401);
   });
 });
+
+/** Behind an ingress (TRUST_PROXY=true) the address is the client's, from X-Forwarded-For. */
+describe('audit log behind a proxy', () => {
+  let stack: TestStack;
+  let org: TestOrganization;
+
+  beforeAll(async () => {
+    stack = await startStack({ env: { TRUST_PROXY: 'true' } });
+    org = await stack.newOrganization();
+  });
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  it('records the forwarded client address, and none when the header holds no address', async () => {
+    const forwarded = await org.api.post(
+      '/api/v1/api-keys',
+      { name: 'forwarded', scopes: ['read'] },
+      { 'x-forwarded-for': '203.0.113.7' },
+    );
+    const garbled = await org.api.post(
+      '/api/v1/api-keys',
+      { name: 'garbled', scopes: ['read'] },
+      { 'x-forwarded-for': 'not-an-address' },
+    );
+    const ipOf = async (id: string) =>
+      (await org.api.get(`/api/v1/audit-events?resource_id=${id}`)).body.audit_events[0].ip;
+    expect(await ipOf(forwarded.body.id)).toBe('203.0.113.7');
+    expect(await ipOf(garbled.body.id)).toBeNull();
+  });
+});
