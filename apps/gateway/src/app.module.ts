@@ -5,6 +5,7 @@ import { DatabaseModule } from '@licensing/shared/database';
 import { BusModule } from '@licensing/shared/messaging';
 import { ActivationsController } from './activations/activations.controller';
 import { AnalyticsController, LicenseUsageController } from './analytics/analytics.controller';
+import { AuditEventEntity } from './audit/audit-event.entity';
 import { GATEWAY_CONFIG, GatewayConfig } from './config';
 import { ProblemFilter } from './http/problem.filter';
 import { RequestContextInterceptor } from './http/request-context.interceptor';
@@ -20,7 +21,7 @@ import { ProductsController } from './products/products.controller';
 import { RevocationController } from './revocation/revocation.controller';
 
 export const GATEWAY_SCHEMA = 'identity';
-export const GATEWAY_ENTITIES = [OrganizationEntity, ApiKeyEntity, IdempotencyKeyEntity];
+export const GATEWAY_ENTITIES = [OrganizationEntity, ApiKeyEntity, IdempotencyKeyEntity, AuditEventEntity];
 
 @Module({})
 export class GatewayModule {

@@ -15,3 +15,4 @@ export * from './revocation/serial-status-put.dto';
 export * from './analytics/analytics.dto';
 export * from './activations/activation.dto';
 export * from './activations/components.validator';
+export * from './audit/audit.dto';

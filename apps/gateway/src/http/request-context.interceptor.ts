@@ -1,17 +1,26 @@
+import { isIP } from 'node:net';
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { FastifyRequest } from 'fastify';
 import { Observable } from 'rxjs';
-import { requestContext } from '@licensing/shared/logging';
+import { RequestContext, requestContext } from '@licensing/shared/logging';
 
 /**
  * Runs the handler inside the request's context: its logs, and every bus message it sends, carry
- * the request id and the caller's organization.
+ * the request id and the caller's organization; the changes it causes are audited under the
+ * caller's API key and address (`request.ip`, which honours TRUST_PROXY).
  */
 @Injectable()
 export class RequestContextInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const store = { request_id: request.id, org_id: request.auth?.orgId };
+    const auth = request.auth;
+    const store: RequestContext = {
+      request_id: request.id,
+      org_id: auth?.orgId,
+      actor: auth && { api_key_id: auth.keyId, prefix: auth.prefix, name: auth.name },
+      // Behind a proxy the address comes from X-Forwarded-For: keep it only if it is one.
+      ip: isIP(request.ip) ? request.ip : undefined,
+    };
     return new Observable((subscriber) =>
       requestContext.run(store, () => next.handle().subscribe(subscriber)),
     );

@@ -5,6 +5,8 @@ import { MessageView, PageQueryDto, Subjects, pageOf } from '@licensing/contract
 import { pageWindow } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { BusClient } from '@licensing/shared/messaging';
+import { auditChanges } from '@licensing/shared/events';
+import { AuditEventsService } from '../audit/audit-events.service';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyListView, CreateApiKeyDto, CreatedApiKeyView } from './api-key.dto';
@@ -26,6 +28,7 @@ export class ApiKeysService implements OnApplicationBootstrap {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly bus: BusClient,
+    private readonly audit: AuditEventsService,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
@@ -41,14 +44,20 @@ export class ApiKeysService implements OnApplicationBootstrap {
     const cached = this.cache.get(hash);
     if (cached && cached.expiresAt > Date.now()) return cached.auth;
     const row = await this.dataSource.getRepository(ApiKeyEntity).findOne({
-      select: { id: true, orgId: true, scopes: true },
+      select: { id: true, orgId: true, scopes: true, prefix: true, name: true },
       where: { keyHash: hash, revokedAt: IsNull() },
     });
     if (!row) {
       this.cache.delete(hash);
       return undefined;
     }
-    const auth: AuthContext = { orgId: row.orgId, keyId: row.id, scopes: row.scopes };
+    const auth: AuthContext = {
+      orgId: row.orgId,
+      keyId: row.id,
+      prefix: row.prefix,
+      name: row.name,
+      scopes: row.scopes,
+    };
     if (this.config.API_KEY_CACHE_TTL_MS > 0) {
       if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();
       this.cache.set(hash, { auth, expiresAt: Date.now() + this.config.API_KEY_CACHE_TTL_MS });
@@ -56,8 +65,21 @@ export class ApiKeysService implements OnApplicationBootstrap {
     return auth;
   }
 
+  /** The key and its audit entry are one transaction. */
   create(orgId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyView> {
-    return issueApiKey(this.dataSource.manager, orgId, dto.name, dto.scopes);
+    return this.dataSource.transaction(async (manager) => {
+      const created = await issueApiKey(manager, orgId, dto.name, dto.scopes);
+      const { key: _shownOnce, ...view } = created;
+      await this.audit.record(manager, {
+        orgId,
+        action: 'created',
+        resourceType: 'api_key',
+        resourceId: created.id,
+        changes: auditChanges(null, view),
+        occurredAt: new Date(created.created_at),
+      });
+      return created;
+    });
   }
 
   async list(orgId: string, query: PageQueryDto): Promise<ApiKeyListView> {
@@ -70,18 +92,30 @@ export class ApiKeysService implements OnApplicationBootstrap {
   }
 
   async revoke(orgId: string, id: string): Promise<MessageView> {
-    const { raw } = await this.dataSource
-      .getRepository(ApiKeyEntity)
-      .createQueryBuilder()
-      .update()
-      .set({ revokedAt: new Date() })
-      .where('id = :id AND org_id = :orgId AND revoked_at IS NULL', { id, orgId })
-      .returning('key_hash')
-      .execute();
-    const rows = raw as { key_hash: string }[];
-    if (rows.length === 0) throw DomainError.notFound('API key', id);
-    this.cache.delete(rows[0].key_hash);
-    this.bus.publish(Subjects.identity.apiKeyRevoked, { key_hash: rows[0].key_hash });
+    const keyHash = await this.dataSource.transaction(async (manager) => {
+      const revokedAt = new Date();
+      const { raw } = await manager
+        .getRepository(ApiKeyEntity)
+        .createQueryBuilder()
+        .update()
+        .set({ revokedAt })
+        .where('id = :id AND org_id = :orgId AND revoked_at IS NULL', { id, orgId })
+        .returning('key_hash')
+        .execute();
+      const rows = raw as { key_hash: string }[];
+      if (rows.length === 0) throw DomainError.notFound('API key', id);
+      await this.audit.record(manager, {
+        orgId,
+        action: 'revoked',
+        resourceType: 'api_key',
+        resourceId: id,
+        changes: { revoked_at: { from: null, to: revokedAt.toISOString() } },
+        occurredAt: revokedAt,
+      });
+      return rows[0].key_hash;
+    });
+    this.cache.delete(keyHash);
+    this.bus.publish(Subjects.identity.apiKeyRevoked, { key_hash: keyHash });
     this.logger.log({ msg: 'api key revoked', key_id: id });
     return { message: `API key ${id} revoked` };
   }

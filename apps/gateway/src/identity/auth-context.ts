@@ -4,6 +4,9 @@ import { ApiKeyScope } from './api-key.entity';
 export interface AuthContext {
   orgId: string;
   keyId: string;
+  /** The key's prefix and name: how audit entries name the key that made a change. */
+  prefix: string;
+  name: string;
   scopes: ApiKeyScope[];
 }
 

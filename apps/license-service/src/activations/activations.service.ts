@@ -14,7 +14,7 @@ import {
 } from '@licensing/contracts';
 import { pageWindow } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
-import { recordEvent } from '@licensing/shared/events';
+import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { LicenseSigner } from '../licenses/license-signer.service';
 import { LicenseEntity } from '../licenses/license.entity';
@@ -85,6 +85,14 @@ export class ActivationsService {
       await manager.insert(ActivationEntity, activation);
       const view = toActivationView(activation);
       await recordEvent(manager, { type: 'activation.created', orgId, data: view, occurredAt: now });
+      await recordAudit(manager, {
+        orgId,
+        action: 'created',
+        resourceType: 'activation',
+        resourceId: activation.id,
+        changes: auditChanges(null, view),
+        occurredAt: now,
+      });
       return { activation: view, created: true };
     });
   }
@@ -135,7 +143,15 @@ export class ActivationsService {
       });
       if (!activation) throw DomainError.notFound('Activation', id);
       await manager.delete(ActivationEntity, { id });
-      await recordEvent(manager, { type: 'activation.deleted', orgId, data: toActivationView(activation) });
+      const view = toActivationView(activation);
+      await recordEvent(manager, { type: 'activation.deleted', orgId, data: view });
+      await recordAudit(manager, {
+        orgId,
+        action: 'deleted',
+        resourceType: 'activation',
+        resourceId: id,
+        changes: auditChanges(view, null),
+      });
       return { message: `Activation ${id} deleted; its seat is free` };
     });
   }
@@ -182,14 +198,19 @@ export class ActivationsService {
       return;
     }
     if (license.licenseType !== 'node_locked') return;
+    const before = toLicenseView(license, product, { withBlob: false });
     license.hardwareBinding = { fingerprint };
     license.updatedAt = now;
     await this.signer.sign(manager, license, product, now);
     await manager.save(license);
-    await recordEvent(manager, {
-      type: 'license.updated',
+    const data = toLicenseView(license, product, { withBlob: false });
+    await recordEvent(manager, { type: 'license.updated', orgId: license.orgId, data, occurredAt: now });
+    await recordAudit(manager, {
       orgId: license.orgId,
-      data: toLicenseView(license, product, { withBlob: false }),
+      action: 'updated',
+      resourceType: 'license',
+      resourceId: license.id,
+      changes: auditChanges(before, data),
       occurredAt: now,
     });
   }

@@ -12,7 +12,7 @@ import {
 } from '@licensing/contracts';
 import { generateKeyPair } from '@licensing/license-format';
 import { isForeignKeyViolation, pageWindow } from '@licensing/shared/database';
-import { recordEvent } from '@licensing/shared/events';
+import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
 import { DomainError } from '@licensing/shared/errors';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { LicenseEntity } from '../licenses/license.entity';
@@ -65,6 +65,14 @@ export class KeyPairsService {
         data: view,
         occurredAt: keyPair.createdAt,
       });
+      await recordAudit(manager, {
+        orgId,
+        action: 'created',
+        resourceType: 'key_pair',
+        resourceId: id,
+        changes: auditChanges(null, view),
+        occurredAt: keyPair.createdAt,
+      });
     });
     return view;
   }
@@ -103,7 +111,15 @@ export class KeyPairsService {
           throw DomainError.conflict(`Key pair ${id} signed licenses that are not revoked`);
         }
         await manager.delete(KeyPairEntity, { id });
-        await recordEvent(manager, { type: 'key_pair.deleted', orgId, data: toKeyPairView(keyPair) });
+        const view = toKeyPairView(keyPair);
+        await recordEvent(manager, { type: 'key_pair.deleted', orgId, data: view });
+        await recordAudit(manager, {
+          orgId,
+          action: 'deleted',
+          resourceType: 'key_pair',
+          resourceId: id,
+          changes: auditChanges(view, null),
+        });
       });
     } catch (error) {
       if (isForeignKeyViolation(error)) throw DomainError.conflict(`Key pair ${id} is assigned to a product`);

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Brackets, DataSource } from 'typeorm';
 import {
+  AuditChanges,
   CreateLicenseDto,
   LicenseListView,
   LicenseView,
@@ -16,7 +17,7 @@ import {
 import { generateSerial } from '@licensing/license-format';
 import { isUniqueViolation, pageWindow } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
-import { recordEvent } from '@licensing/shared/events';
+import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
 import { BusClient } from '@licensing/shared/messaging';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { CatalogService } from '../catalog/catalog.service';
@@ -88,10 +89,14 @@ export class LicensesService {
       });
       await this.signer.sign(manager, license, product, now);
       await manager.insert(LicenseEntity, license);
-      await recordEvent(manager, {
-        type: 'license.created',
+      const data = toLicenseView(license, product, { withBlob: false });
+      await recordEvent(manager, { type: 'license.created', orgId, data, occurredAt: now });
+      await recordAudit(manager, {
         orgId,
-        data: toLicenseView(license, product, { withBlob: false }),
+        action: 'created',
+        resourceType: 'license',
+        resourceId: license.id,
+        changes: auditChanges(null, data),
         occurredAt: now,
       });
       return toLicenseView(license, product, { withBlob: true });
@@ -165,20 +170,37 @@ export class LicensesService {
       const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
       const now = new Date();
       const statusBefore = license.status;
+      const before = toLicenseView(license, product, { withBlob: false });
       applyChanges(license, changes, now);
       license.updatedAt = now;
       await this.signer.sign(manager, license, product, now);
       await manager.save(license);
 
       const data = toLicenseView(license, product, { withBlob: false });
-      const event = (type: 'license.updated' | 'license.suspended' | 'license.reinstated') =>
-        recordEvent(manager, { type, orgId, data, occurredAt: now });
-      if (statusBefore !== 'suspended' && license.status === 'suspended') await event('license.suspended');
-      if (statusBefore === 'suspended' && license.status !== 'suspended') await event('license.reinstated');
+      // One event and one audit entry per kind of change: suspending and editing fields is both.
+      const { status: statusChange, ...fieldChanges } = auditChanges(before, data);
+      const record = async (action: 'updated' | 'suspended' | 'reinstated', changed: AuditChanges) => {
+        await recordEvent(manager, { type: `license.${action}` as const, orgId, data, occurredAt: now });
+        await recordAudit(manager, {
+          orgId,
+          action,
+          resourceType: 'license',
+          resourceId: id,
+          changes: changed,
+          occurredAt: now,
+        });
+      };
+      const status: AuditChanges = statusChange ? { status: statusChange } : {};
+      const suspended = statusBefore !== 'suspended' && license.status === 'suspended';
+      const reinstated = statusBefore === 'suspended' && license.status !== 'suspended';
+      if (suspended) await record('suspended', status);
+      if (reinstated) await record('reinstated', status);
       const fieldsChanged = Object.entries(changes).some(
         ([field, value]) => field !== 'status' && value !== undefined,
       );
-      if (fieldsChanged) await event('license.updated');
+      // A status change that is neither (expired → active by a new valid_until) is part of the update.
+      if (fieldsChanged)
+        await record('updated', suspended || reinstated ? fieldChanges : { ...status, ...fieldChanges });
       return { license, product };
     });
     await this.writeThrough(license);
@@ -200,13 +222,18 @@ export class LicensesService {
       if (!found) throw DomainError.notFound('License', id);
       if (found.status === 'revoked') return found;
       const now = new Date();
+      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: found.productId });
+      const before = toLicenseView(found, product, { withBlob: false });
       Object.assign(found, { status: 'revoked', revokedAt: now, updatedAt: now });
       await manager.update(LicenseEntity, { id }, { status: 'revoked', revokedAt: now, updatedAt: now });
-      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: found.productId });
-      await recordEvent(manager, {
-        type: 'license.revoked',
+      const data = toLicenseView(found, product, { withBlob: false });
+      await recordEvent(manager, { type: 'license.revoked', orgId, data, occurredAt: now });
+      await recordAudit(manager, {
         orgId,
-        data: toLicenseView(found, product, { withBlob: false }),
+        action: 'revoked',
+        resourceType: 'license',
+        resourceId: id,
+        changes: auditChanges(before, data),
         occurredAt: now,
       });
       return found;

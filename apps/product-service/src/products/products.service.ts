@@ -14,7 +14,7 @@ import {
 } from '@licensing/contracts';
 import { isUniqueViolation, pageWindow } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
-import { recordEvent } from '@licensing/shared/events';
+import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
 import { BusClient } from '@licensing/shared/messaging';
 import { ProductEntity } from './product.entity';
 import { toCatalogProduct, toProductView } from './product.mapper';
@@ -50,10 +50,14 @@ export class ProductsService {
     try {
       await this.dataSource.transaction(async (manager) => {
         await manager.insert(ProductEntity, product);
-        await recordEvent(manager, {
-          type: 'product.created',
+        const view = toProductView(product);
+        await recordEvent(manager, { type: 'product.created', orgId, data: view, occurredAt: now });
+        await recordAudit(manager, {
           orgId,
-          data: toProductView(product),
+          action: 'created',
+          resourceType: 'product',
+          resourceId: product.id,
+          changes: auditChanges(null, view),
           occurredAt: now,
         });
         await this.bus.send(Subjects.catalog.upsert, toCatalogProduct(product));
@@ -85,6 +89,7 @@ export class ProductsService {
   async update(orgId: string, id: string, changes: UpdateProductDto): Promise<ProductView> {
     return this.dataSource.transaction(async (manager) => {
       const product = await this.lock(manager, orgId, id);
+      const before = toProductView(product);
       if (changes.name !== undefined) product.name = changes.name;
       if (changes.description !== undefined) product.description = changes.description;
       if (changes.default_features !== undefined) product.defaultFeatures = changes.default_features;
@@ -105,6 +110,14 @@ export class ProductsService {
         data: view,
         occurredAt: product.updatedAt,
       });
+      await recordAudit(manager, {
+        orgId,
+        action: 'updated',
+        resourceType: 'product',
+        resourceId: product.id,
+        changes: auditChanges(before, view),
+        occurredAt: product.updatedAt,
+      });
       await this.bus.send(Subjects.catalog.upsert, toCatalogProduct(product));
       return view;
     });
@@ -119,7 +132,15 @@ export class ProductsService {
       const product = await this.lock(manager, orgId, id);
       await this.bus.send(Subjects.catalog.retire, { id: product.id });
       await manager.delete(ProductEntity, { id: product.id, orgId });
-      await recordEvent(manager, { type: 'product.deleted', orgId, data: toProductView(product) });
+      const view = toProductView(product);
+      await recordEvent(manager, { type: 'product.deleted', orgId, data: view });
+      await recordAudit(manager, {
+        orgId,
+        action: 'deleted',
+        resourceType: 'product',
+        resourceId: product.id,
+        changes: auditChanges(view, null),
+      });
     });
     return { message: `Product ${id} deleted` };
   }

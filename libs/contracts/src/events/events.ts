@@ -40,6 +40,8 @@ export const Streams = {
    * Kept longer than the streams they come from: an operator has a month to look.
    */
   deadLetters: { name: 'DEAD_LETTERS', subjects: 'licensing.dead-letters.>', maxAgeDays: 30 },
+  /** Audit entries of the services' changes, on `licensing.audit.<org_id>`; stored by the gateway. */
+  audit: { name: 'AUDIT_EVENTS', subjects: 'licensing.audit.>' },
 } as const;
 
 export function deadLetterSubject(durable: string): string {

@@ -21,3 +21,12 @@ export function isForeignKeyViolation(error: unknown, constraint?: string): bool
   const pg = driverError(error);
   return pg?.code === '23503' && (constraint === undefined || pg.constraint === constraint);
 }
+
+/**
+ * True when PostgreSQL refused a statement for the data it carried (SQLSTATE classes 22, data
+ * exception, and 23, integrity violation): sending the same data again would fail again.
+ */
+export function isDataError(error: unknown): boolean {
+  const code = driverError(error)?.code;
+  return typeof code === 'string' && /^2[23]/.test(code);
+}

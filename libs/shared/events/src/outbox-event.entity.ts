@@ -2,9 +2,9 @@ import { Column, Entity, PrimaryGeneratedColumn, Unique } from 'typeorm';
 import { TIMESTAMP } from '@licensing/shared/database';
 
 /**
- * An event waiting to be published, written in the same transaction as the change it describes:
- * a change that rolls back leaves no event, and a committed one is published even if the process
- * dies right after. Each service has this table in its own schema.
+ * An event or audit entry waiting to be published, written in the same transaction as the change
+ * it describes: a change that rolls back leaves none, and a committed one is published even if the
+ * process dies right after. Each service has this table in its own schema.
  */
 @Entity({ name: 'outbox_events' })
 @Unique('uq_outbox_events_id', ['id'])

@@ -28,7 +28,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    // Both streams the outbox feeds must exist before its first publication.
     await ensureStream(this.bus.connection(), this.bus.namespace, Streams.events);
+    await ensureStream(this.bus.connection(), this.bus.namespace, Streams.audit);
     this.running = true;
     this.loop = this.run();
   }

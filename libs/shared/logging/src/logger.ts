@@ -17,7 +17,11 @@ export function createLogger(
       base: { service },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      mixin: () => ({ ...requestContext.current() }),
+      // The actor and client address are for audit entries; log lines keep to the request's ids.
+      mixin: () => {
+        const context = requestContext.current();
+        return { request_id: context?.request_id, org_id: context?.org_id, subject: context?.subject };
+      },
     },
     destination,
   );

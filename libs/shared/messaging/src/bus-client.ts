@@ -90,7 +90,12 @@ export class BusClient implements OnApplicationShutdown {
     const current = requestContext.current();
     const target = namespaced(this.options.namespace, subject);
     const envelope: BusEnvelope = {
-      ctx: { request_id: current?.request_id ?? randomUUID(), org_id: current?.org_id },
+      ctx: {
+        request_id: current?.request_id ?? randomUUID(),
+        org_id: current?.org_id,
+        actor: current?.actor,
+        ip: current?.ip,
+      },
       data,
     };
     let packet: ReplyPacket<TReply>;

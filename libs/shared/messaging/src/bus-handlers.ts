@@ -38,14 +38,24 @@ export class BusExceptionFilter implements RpcExceptionFilter<unknown> {
   }
 }
 
-/** Runs the handler inside the caller's request context, so its logs and onward calls carry the request id. */
+/**
+ * Runs the handler inside the caller's request context, so its logs and onward calls carry the
+ * request id, and the changes it makes are audited under the caller's API key.
+ */
 @Injectable()
 export class BusContextInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const rpc = context.switchToRpc();
     const envelope = rpc.getData<Partial<BusEnvelope>>();
     const subject = rpc.getContext<NatsContext>().getSubject();
-    const store = { request_id: envelope?.ctx?.request_id ?? 'none', org_id: envelope?.ctx?.org_id, subject };
+    const ctx = envelope?.ctx;
+    const store = {
+      request_id: ctx?.request_id ?? 'none',
+      org_id: ctx?.org_id,
+      subject,
+      actor: ctx?.actor,
+      ip: ctx?.ip,
+    };
     return new Observable((subscriber) =>
       requestContext.run(store, () => next.handle().subscribe(subscriber)),
     );

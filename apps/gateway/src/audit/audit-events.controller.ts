@@ -1,0 +1,24 @@
+import { Controller, Get, Query, Req } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { FastifyRequest } from 'fastify';
+import { AuditEventListView, ListAuditEventsQueryDto } from '@licensing/contracts';
+import { ApiProblems } from '../http/api-problems';
+import { routes } from '../http/routes';
+import { AuditEventsService } from './audit-events.service';
+
+/** Admin keys only (no AllowScopes): the log names every key of the organization and its changes. */
+@ApiTags('audit-events')
+@Controller(routes('audit-events'))
+export class AuditEventsController {
+  constructor(private readonly audit: AuditEventsService) {}
+
+  @Get()
+  @ApiOkResponse({
+    type: AuditEventListView,
+    description: 'Newest first. Changes made by the services appear within about a second of their response.',
+  })
+  @ApiProblems()
+  list(@Req() request: FastifyRequest, @Query() query: ListAuditEventsQueryDto): Promise<AuditEventListView> {
+    return this.audit.list(request.auth!.orgId, query);
+  }
+}

@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { INestApplication } from '@nestjs/common';
+import { NatsConnection, connect } from 'nats';
+import { DataSource } from 'typeorm';
+import { AuditEntryRecord, Streams, auditSubject } from '@licensing/contracts';
+import { pendingSchemaChanges } from '@licensing/shared/database';
+import { ensureStream, namespaced } from '@licensing/shared/messaging';
+import { deleteNamespaceStreams, testEnv, uniqueNamespace, waitFor } from '@licensing/shared/testing';
+import { startGateway } from './app';
+import { AUDIT_CONSUMER } from './audit/audit-entries.consumer';
+import { loadGatewayConfig } from './config';
+
+/**
+ * The gateway alone on the real PostgreSQL and NATS: its schema, and how it stores the audit
+ * entries the services publish on the AUDIT_EVENTS stream.
+ */
+describe('gateway', () => {
+  const namespace = uniqueNamespace();
+  const env = testEnv(namespace);
+  const orgId = randomUUID();
+  let app: INestApplication;
+  let nats: NatsConnection;
+
+  beforeAll(async () => {
+    app = await startGateway(loadGatewayConfig(env));
+    nats = await connect({ servers: 'nats://127.0.0.1:4222' });
+    await ensureStream(nats, namespace, Streams.audit);
+  });
+
+  afterAll(async () => {
+    await nats.close();
+    await app.close();
+    await deleteNamespaceStreams(namespace);
+  });
+
+  const entry = (overrides: Partial<AuditEntryRecord> = {}): AuditEntryRecord => ({
+    id: randomUUID(),
+    org_id: orgId,
+    occurred_at: new Date().toISOString(),
+    action: 'created',
+    resource_type: 'product',
+    resource_id: randomUUID(),
+    actor: { api_key_id: randomUUID(), prefix: 'lk_abcdefg', name: 'ci' },
+    request_id: randomUUID(),
+    ip: '10.0.0.1',
+    changes: { name: { from: null, to: 'Editor' } },
+    ...overrides,
+  });
+
+  /** Publishes as a service's outbox relay would; `messageId` defaults to the entry id. */
+  async function publish(payload: unknown, subjectOrg = orgId, messageId = randomUUID()): Promise<void> {
+    const data = typeof payload === 'string' ? payload : JSON.stringify(payload);
+    await nats
+      .jetstream()
+      .publish(namespaced(namespace, auditSubject(subjectOrg)), new TextEncoder().encode(data), {
+        msgID: messageId,
+      });
+  }
+
+  const stored = async (id: string): Promise<number> =>
+    Number(
+      (
+        await app.get(DataSource).query(`SELECT count(*) AS n FROM identity.audit_events WHERE id = $1`, [id])
+      )[0].n,
+    );
+
+  it('leaves no difference between its entities and its migrations', async () => {
+    expect(await pendingSchemaChanges(app.get(DataSource))).toEqual([]);
+  });
+
+  it('stores an entry delivered twice once', async () => {
+    const twice = entry();
+    await publish(twice);
+    await publish(twice); // another message id: JetStream keeps both, the gateway must not
+    const marker = entry();
+    await publish(marker);
+    await waitFor(async () => (await stored(marker.id)) === 1, { what: 'the marker entry' });
+    expect(await stored(twice.id)).toBe(1);
+  });
+
+  it('drops malformed entries at once, and keeps storing the ones after them', async () => {
+    const intruder = entry({ org_id: randomUUID() });
+    const badAction = entry({ action: 'exploded' as never });
+    const noActor = { ...entry(), actor: undefined };
+    await publish('not json');
+    await publish('[1, 2]');
+    await publish(badAction);
+    await publish(noActor);
+    await publish(intruder); // filed under another organization's subject
+    const good = entry();
+    await publish(good);
+    await waitFor(async () => (await stored(good.id)) === 1, { what: 'the good entry' });
+    for (const id of [intruder.id, badAction.id, noActor.id]) expect(await stored(id)).toBe(0);
+
+    // Terminated, not waiting for redelivery: nothing is left pending on the durable consumer.
+    const manager = await nats.jetstreamManager();
+    const stream = `${namespace}_${Streams.audit.name}`;
+    await waitFor(
+      async () => {
+        const info = await manager.consumers.info(stream, AUDIT_CONSUMER);
+        return info.num_pending === 0 && info.num_ack_pending === 0;
+      },
+      { what: 'an empty consumer' },
+    );
+  });
+
+  it('stores the entries published while it was stopped once it is back', async () => {
+    await app.close();
+    const meanwhile = entry();
+    await publish(meanwhile);
+    app = await startGateway(loadGatewayConfig(env));
+    await waitFor(async () => (await stored(meanwhile.id)) === 1, { what: 'the entry published meanwhile' });
+  });
+});
