@@ -8,6 +8,7 @@ import { ensureDatabase, migrate } from '@licensing/shared/database';
 import { NestPinoLogger, createLogger } from '@licensing/shared/logging';
 import { GATEWAY_SCHEMA, GatewayModule } from './app.module';
 import { GatewayConfig } from './config';
+import { registerSecurityHeaders } from './http/security-headers';
 import { ApiKeysService } from './identity/api-keys.service';
 import { registerAuthentication } from './identity/authenticate.hook';
 import { OrganizationsService } from './identity/organizations.service';
@@ -43,6 +44,7 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  registerSecurityHeaders(fastify);
   registerAuthentication(fastify, app.get(ApiKeysService));
   acceptEmptyJsonBodies(fastify);
   serveOpenApi(app);
