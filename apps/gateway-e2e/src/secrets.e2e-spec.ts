@@ -7,7 +7,11 @@ import {
   randomUUID,
 } from 'node:crypto';
 import { Writable } from 'node:stream';
+import Redis from 'ioredis';
+import { connect } from 'nats';
 import pino from 'pino';
+import { Streams } from '@licensing/contracts';
+import { streamName } from '@licensing/shared/messaging';
 import { ApiResponse, waitFor } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, sql } from './support/fixtures';
@@ -86,6 +90,47 @@ async function rawDatabaseValues(): Promise<ColumnValue[]> {
     }
   }
   return values;
+}
+
+/** Every message of the stack's JetStream streams (events, sync reports): data at rest too. */
+async function rawStreamValues(namespace: string): Promise<ColumnValue[]> {
+  const connection = await connect({ servers: 'nats://127.0.0.1:4222' });
+  try {
+    const manager = await connection.jetstreamManager();
+    const values: ColumnValue[] = [];
+    for (const stream of Object.values(Streams)) {
+      const name = streamName(namespace, stream.name);
+      const { state } = await manager.streams.info(name);
+      for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
+        const message = await manager.streams.getMessage(name, { seq }).catch(() => undefined);
+        if (message) values.push({ where: `jetstream:${stream.name}`, forms: [message.string()] });
+      }
+    }
+    return values;
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Every value the stack keeps in Redis under its namespace (the serial-status cache). */
+async function rawRedisValues(namespace: string): Promise<ColumnValue[]> {
+  const redis = new Redis('redis://127.0.0.1:6379');
+  try {
+    const values: ColumnValue[] = [];
+    for (const key of await redis.keys(`${namespace}:*`)) {
+      const type = await redis.type(key);
+      const value =
+        type === 'string'
+          ? await redis.get(key)
+          : type === 'hash'
+            ? JSON.stringify(await redis.hgetall(key))
+            : type;
+      values.push({ where: `redis:${key.split(':').slice(0, 2).join(':')}`, forms: [key, value ?? ''] });
+    }
+    return values;
+  } finally {
+    redis.disconnect();
+  }
 }
 
 describe('no secrets at rest or in logs; constant-time key handling; security headers', () => {
@@ -171,7 +216,11 @@ describe('no secrets at rest or in logs; constant-time key handling; security he
     await waitFor(async () => (await sql(`SELECT 1 FROM analytics.sync_reports`)).length >= 3, {
       what: 'the sync reports to be stored',
     });
-    database = await rawDatabaseValues();
+    database = [
+      ...(await rawDatabaseValues()),
+      ...(await rawStreamValues(stack.namespace)),
+      ...(await rawRedisValues(stack.namespace)),
+    ];
   }, 60_000);
   afterAll(async () => {
     await stack.close();
@@ -205,9 +254,21 @@ describe('no secrets at rest or in logs; constant-time key handling; security he
   }
 
   describe('at rest', () => {
-    it('searched every text, bytea, json and array column of every schema, rows of every service included', () => {
-      const schemas = new Set(database.map((value) => value.where.split('.')[0]));
-      expect([...schemas]).toEqual(expect.arrayContaining(['identity', 'license', 'product', 'analytics']));
+    it('searched every text, bytea, json and array column of every schema, every JetStream message and the Redis cache', () => {
+      const places = new Set(
+        database.map((value) => value.where.split('.')[0]!.split(':').slice(0, 2).join(':')),
+      );
+      expect([...places]).toEqual(
+        expect.arrayContaining([
+          'identity',
+          'license',
+          'product',
+          'analytics',
+          'jetstream:LICENSING_EVENTS',
+          'jetstream:SYNC_REPORTS',
+          `redis:${stack.namespace}`,
+        ]),
+      );
       expect(database.length).toBeGreaterThan(50);
     });
 
