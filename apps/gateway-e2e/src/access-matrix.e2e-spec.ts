@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
 import { ApiClient, ApiResponse, waitFor } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair, uniqueCode } from './support/fixtures';
@@ -607,6 +608,41 @@ describe('access matrices over every route the gateway serves', () => {
       notFound(response);
       const listed = await orgA.api.get(`/api/v1/activations?license_id=${world.license.id}`);
       expect(listed.body.activations.map((a: any) => a.fingerprint)).not.toContain('fp-intruder');
+    });
+
+    it("lists none of org A's licenses or activations in org B's unfiltered lists", async () => {
+      for (const [path, member, id] of [
+        ['/api/v1/licenses?per_page=100', 'licenses', world.license.id],
+        ['/v1/activations?per_page=100', 'activations', world.activation.id],
+      ] as const) {
+        const response = await orgB.api.get(path);
+        expect(response.status).toBe(200);
+        expect((response.body[member] as { id: string }[]).map((item) => item.id)).not.toContain(id);
+      }
+    });
+
+    it("keeps answering org A with its status after org B looked A's serial up first on a cache miss", async () => {
+      // The serial-status cache is shared by all organizations; a miss filled on B's behalf must
+      // not leave an entry that hides A's license from A.
+      const license = await createLicense(orgA.api, { product_id: world.product.id });
+      const redis = new Redis('redis://127.0.0.1:6379');
+      try {
+        await redis.del(`${stack.namespace}:serial:${license.serial}`);
+      } finally {
+        redis.disconnect();
+      }
+      const seenByB = await orgB.api.post('/api/v1/licenses/check-revocation', { serials: [license.serial] });
+      expect(seenByB.body.results[0]).toMatchObject({ status: 'not_found' });
+      const validatedByB = await orgB.api.post('/api/v1/licenses/validate', { key: license.serial });
+      expect(validatedByB.body.code).toBe('NOT_FOUND');
+      const seenByA = await clientsA.client.post('/api/v1/licenses/check-revocation', {
+        serials: [license.serial],
+      });
+      expect(seenByA.body.results[0]).toMatchObject({ serial: license.serial, status: 'active' });
+      const syncedByA = await clientsA.client.post('/api/v1/licenses/sync', {
+        license_serial: license.serial,
+      });
+      expect(syncedByA.body.status).toBe('ok');
     });
 
     it("does not reveal org A's stored status to org B verifying A's license with A's public key", async () => {
