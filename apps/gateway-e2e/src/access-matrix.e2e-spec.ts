@@ -610,6 +610,14 @@ describe('access matrices over every route the gateway serves', () => {
       expect(listed.body.activations.map((a: any) => a.fingerprint)).not.toContain('fp-intruder');
     });
 
+    it("refuses org B attaching org A's key pair to B's own product, so B can never sign with A's key", async () => {
+      const { product: productB, keyPair: keyPairB } = await productWithKeyPair(orgB.api);
+      notFound(await orgB.api.put(`/api/v1/products/${productB.id}`, { key_pair_id: world.keyPair.id }));
+      expect((await orgB.api.get(`/api/v1/products/${productB.id}`)).body.key_pair_id).toBe(keyPairB.id);
+      const issued = await createLicense(orgB.api, { product_id: productB.id });
+      expect(issued.key_pair_id).toBe(keyPairB.id);
+    });
+
     it("lists none of org A's licenses or activations in org B's unfiltered lists", async () => {
       for (const [path, member, id] of [
         ['/api/v1/licenses?per_page=100', 'licenses', world.license.id],
