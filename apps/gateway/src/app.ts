@@ -12,6 +12,7 @@ import { GatewayConfig } from './config';
 import { toProblem } from './http/problem';
 import { sendProblem } from './http/problem.filter';
 import { assertWellFormed, decodeUtf8Body, findIllFormedInput } from './http/well-formed-input';
+import { registerSecurityHeaders } from './http/security-headers';
 import { ApiKeysService } from './identity/api-keys.service';
 import { authenticate, registerAuthentication } from './identity/authenticate.hook';
 import { OrganizationsService } from './identity/organizations.service';
@@ -51,6 +52,7 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  registerSecurityHeaders(fastify);
   registerAuthentication(fastify, app.get(ApiKeysService));
   refuseIllFormedParameters(fastify);
   parseJsonBodies(fastify);

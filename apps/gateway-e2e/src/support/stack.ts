@@ -21,6 +21,8 @@ export interface StackOptions {
 export interface TestStack {
   baseUrl: string;
   namespace: string;
+  /** The gateway's Nest application, for tests that read its router (the route matrices). */
+  gateway: INestApplication;
   /** Unauthenticated. */
   anonymous: ApiClient;
   newOrganization(): Promise<TestOrganization>;
@@ -63,6 +65,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   return {
     baseUrl,
     namespace,
+    gateway,
     anonymous: new ApiClient(baseUrl),
     async newOrganization() {
       const created = await organizations.create(`test-${uniqueNamespace('org')}`);

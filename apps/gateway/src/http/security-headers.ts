@@ -1,0 +1,16 @@
+import { FastifyInstance } from 'fastify';
+import { isPublicPath } from '../identity/authenticate.hook';
+
+/**
+ * Headers on every answer, errors and unknown routes included. `nosniff` everywhere, so that a
+ * browser never renders a license file or a JSON body as something else. `no-store` on everything
+ * outside the public probes and OpenAPI documents: API answers carry API keys (once, at creation),
+ * license files and customer data, which no browser or shared cache may keep.
+ */
+export function registerSecurityHeaders(fastify: FastifyInstance): void {
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    void reply.header('x-content-type-options', 'nosniff');
+    if (!isPublicPath(request.url)) void reply.header('cache-control', 'no-store');
+    return payload;
+  });
+}
