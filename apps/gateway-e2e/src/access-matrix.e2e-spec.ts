@@ -69,6 +69,8 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'GET /api-keys': ['admin', 'read'],
   'POST /api-keys': ['admin'],
   'DELETE /api-keys/{id}': ['admin'],
+
+  'GET /audit-events': ['admin'],
 };
 
 interface Call {
@@ -159,6 +161,8 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   'GET /api-keys': async () => ({ path: '/api-keys' }),
   'POST /api-keys': async () => ({ path: '/api-keys', body: { name: 'matrix', scopes: ['read'] } }),
   'DELETE /api-keys/{id}': async (_w, r) => ({ path: `/api-keys/${(await r.apiKey()).id}` }),
+
+  'GET /audit-events': async () => ({ path: '/audit-events' }),
 };
 
 /**
@@ -354,6 +358,11 @@ const TENANCY: Record<RouteKey, Tenancy> = {
   'DELETE /api-keys/{id}': {
     call: (w) => ({ method: 'DELETE', path: `/api-keys/${w.apiKey.id}` }),
     expect: notFound,
+  },
+
+  'GET /audit-events': {
+    call: (w) => ({ method: 'GET', path: `/audit-events?resource_id=${w.license.id}` }),
+    expect: emptyList('audit_events'),
   },
 };
 
