@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, BeforeApplicationShutdown } from '@nestjs/common';
 import { AckPolicy, Consumer, DeliverPolicy, JetStreamManager, JsMsg, NatsError, nanos } from 'nats';
 import { Streams, SyncReportRecord, SyncStatus } from '@licensing/contracts';
+import { isDataError } from '@licensing/shared/database';
 import { BusClient, deadLetter, ensureStream, namespaced } from '@licensing/shared/messaging';
 import { ANALYTICS_CONFIG, AnalyticsServiceConfig } from '../config';
-import { SyncReportsRepository, isDataError } from './sync-reports.repository';
+import { SyncReportsRepository } from './sync-reports.repository';
 
 /** Every replica binds the same durable consumer, so JetStream hands each report to one of them. */
 export const SYNC_REPORT_CONSUMER = 'analytics-service';

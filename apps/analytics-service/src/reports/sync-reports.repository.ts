@@ -4,14 +4,6 @@ import { DataSource } from 'typeorm';
 import { SyncReportRecord } from '@licensing/contracts';
 import { syncReportsTable } from './sync-report.entity';
 
-/** PostgreSQL classes 22 (data exception) and 23 (integrity violation): the row, not the database, is at fault. */
-export function isDataError(error: unknown): boolean {
-  const code =
-    (error as { driverError?: { code?: unknown }; code?: unknown })?.driverError?.code ??
-    (error as { code?: unknown })?.code;
-  return typeof code === 'string' && /^2[23]/.test(code);
-}
-
 @Injectable()
 export class SyncReportsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}

@@ -16,7 +16,7 @@ import { DataSource } from 'typeorm';
 import { AuditEntryRecord, Streams } from '@licensing/contracts';
 import { isDataError } from '@licensing/shared/database';
 import { flattenValidationErrors } from '@licensing/shared/errors';
-import { BusClient, ensureStream, namespaced } from '@licensing/shared/messaging';
+import { BusClient, deadLetter, ensureStream, namespaced } from '@licensing/shared/messaging';
 import { AuditEventsService } from './audit-events.service';
 
 /** Every gateway replica binds the same durable consumer, so JetStream hands each entry to one of them. */
@@ -63,8 +63,8 @@ export function decodeAuditEntry(data: Uint8Array, orgOfSubject: string | undefi
 /**
  * Stores the services' audit entries from the AUDIT_EVENTS stream into the audit log. An entry is
  * acknowledged only once its row is committed, so a crash means redelivery, never loss, and the
- * primary key on the entry id makes the redelivery a no-op. A malformed entry is logged and
- * terminated; one PostgreSQL refuses for its content likewise: neither is retried for ever.
+ * primary key on the entry id makes the redelivery a no-op. A malformed entry, or one PostgreSQL
+ * refuses for its content, is set aside in the dead-letter stream: never retried for ever, never lost.
  */
 @Injectable()
 export class AuditEntriesConsumer implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -128,6 +128,7 @@ export class AuditEntriesConsumer implements OnApplicationBootstrap, BeforeAppli
   private async bind(): Promise<Consumer> {
     const connection = this.bus.connection();
     const { name: stream, manager } = await ensureStream(connection, this.bus.namespace, Streams.audit);
+    await ensureStream(connection, this.bus.namespace, Streams.deadLetters);
     await this.ensureConsumer(manager, stream);
     return connection.jetstream().consumers.get(stream, AUDIT_CONSUMER);
   }
@@ -147,7 +148,7 @@ export class AuditEntriesConsumer implements OnApplicationBootstrap, BeforeAppli
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
         ack_wait: nanos(ACK_WAIT_MS),
-        // Retried until stored; a malformed entry is terminated instead.
+        // Retried until stored; a malformed entry is set aside in the dead-letter stream instead.
         max_deliver: -1,
       })
       .catch(async (error: unknown) => {
@@ -165,7 +166,7 @@ export class AuditEntriesConsumer implements OnApplicationBootstrap, BeforeAppli
       : undefined;
     const decoded = decodeAuditEntry(message.data, orgOfSubject);
     if ('problem' in decoded) {
-      this.drop(message, decoded.problem);
+      await this.setAside(message, `malformed: ${decoded.problem}`);
       return;
     }
     try {
@@ -173,7 +174,7 @@ export class AuditEntriesConsumer implements OnApplicationBootstrap, BeforeAppli
       message.ack();
     } catch (error) {
       if (isDataError(error)) {
-        this.drop(message, `refused by PostgreSQL: ${String(error)}`);
+        await this.setAside(message, `refused by PostgreSQL: ${String(error)}`);
         return;
       }
       this.logger.warn({
@@ -185,15 +186,20 @@ export class AuditEntriesConsumer implements OnApplicationBootstrap, BeforeAppli
     }
   }
 
-  private drop(message: JsMsg, problem: string): void {
-    this.logger.warn({
-      msg: 'malformed audit entry dropped',
-      subject: message.subject,
-      stream_seq: message.seq,
-      problem,
-    });
-    // No reason on the TERM: servers before 2.10 ignore a TERM that carries one.
-    message.term();
+  /** An entry that can never be stored goes to the dead-letter stream; if even that fails, it comes back. */
+  private async setAside(message: JsMsg, reason: string): Promise<void> {
+    try {
+      await deadLetter(this.bus, message, AUDIT_CONSUMER, reason);
+      this.logger.warn({
+        msg: 'audit entry set aside in the dead-letter stream',
+        subject: message.subject,
+        stream_seq: message.seq,
+        reason,
+      });
+    } catch (error) {
+      this.logger.warn({ msg: 'could not set an audit entry aside; retrying it', err: String(error) });
+      message.nak(RETRY_DELAY_MS);
+    }
   }
 
   private pause(ms: number): Promise<void> {
