@@ -1,8 +1,7 @@
-import { Inject, Injectable, Logger, BeforeApplicationShutdown } from '@nestjs/common';
-import { AckPolicy, Consumer, DeliverPolicy, JetStreamManager, JsMsg, NatsError, nanos } from 'nats';
+import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import { Streams, SyncReportRecord, SyncStatus } from '@licensing/contracts';
 import { isDataError } from '@licensing/shared/database';
-import { BusClient, deadLetter, ensureStream, namespaced } from '@licensing/shared/messaging';
+import { BusClient, Delivery, DurableConsumer, Outcome, namespaced } from '@licensing/shared/messaging';
 import { ANALYTICS_CONFIG, AnalyticsServiceConfig } from '../config';
 import { SyncReportsRepository } from './sync-reports.repository';
 
@@ -13,7 +12,6 @@ const ACK_WAIT_MS = 30_000;
 const MAX_ACK_PENDING = 20_000;
 /** A batch PostgreSQL could not store comes back after this long, rather than at once in a tight loop. */
 const RETRY_DELAY_MS = 5_000;
-const MAX_BACKOFF_MS = 5_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_FEATURES = 100;
@@ -118,200 +116,81 @@ export function decodeSyncReport(data: Uint8Array, orgOfSubject?: string): Decod
  * primary key on report_id turns the redelivery into a no-op.
  *
  * A report that can never be stored for its own content (it does not decode, or PostgreSQL refuses
- * that one row) is set aside at once in the dead-letter stream, with the reason, and terminated:
- * it neither recycles for ever nor holds one of the consumer's pending slots, so one
- * organization's bad reports cannot stall anyone's analytics. A failure of the store itself
- * (PostgreSQL down) is not the report's fault: those are retried until they succeed.
+ * that one row) is set aside at once in the dead-letter stream, with the reason: it neither
+ * recycles for ever nor holds one of the consumer's pending slots, so one organization's bad
+ * reports cannot stall anyone's analytics. A failure of the store itself (PostgreSQL down) is not
+ * the report's fault: those are retried until they succeed.
  */
 @Injectable()
 export class SyncReportConsumer implements BeforeApplicationShutdown {
-  private readonly logger = new Logger(SyncReportConsumer.name);
-  private running = false;
-  private loop?: Promise<void>;
-  /** Reports set aside since boot: for the operator's metrics (the DEAD_LETTERS stream holds them all). */
-  deadLettered = 0;
-  private wake?: () => void;
+  private readonly consumer: DurableConsumer<SyncReportRecord>;
 
   constructor(
-    private readonly bus: BusClient,
+    bus: BusClient,
     private readonly reports: SyncReportsRepository,
-    @Inject(ANALYTICS_CONFIG) private readonly config: AnalyticsServiceConfig,
-  ) {}
+    @Inject(ANALYTICS_CONFIG) config: AnalyticsServiceConfig,
+  ) {
+    const prefix = namespaced(bus.namespace, 'licensing.sync-reports.');
+    this.consumer = new DurableConsumer(bus, {
+      durable: SYNC_REPORT_CONSUMER,
+      stream: Streams.syncReports,
+      decode: (message) => {
+        const orgOfSubject = message.subject.startsWith(prefix)
+          ? message.subject.slice(prefix.length)
+          : undefined;
+        const decoded = decodeSyncReport(message.data, orgOfSubject);
+        return 'problem' in decoded ? decoded : { value: decoded.report };
+      },
+      process: (batch) => this.store(batch),
+      batchSize: config.ANALYTICS_BATCH_SIZE,
+      batchWaitMs: config.ANALYTICS_BATCH_WAIT_MS,
+      ackWaitMs: ACK_WAIT_MS,
+      maxAckPending: MAX_ACK_PENDING,
+      retryDelayMs: RETRY_DELAY_MS,
+    });
+  }
 
   /**
    * Called once the schema is migrated (see app.ts): Nest's bootstrap hooks run before migrations
-   * in a bus service, and a batch written to a missing table would only bounce. Binding the
-   * consumer is awaited so that a NATS without JetStream stops the boot rather than failing quietly.
+   * in a bus service, and a batch written to a missing table would only bounce.
    */
-  async start(): Promise<void> {
-    if (this.running) return;
-    const consumer = await this.bind();
-    this.running = true;
-    this.loop = this.run(consumer);
+  start(): Promise<void> {
+    return this.consumer.start();
   }
 
-  /**
-   * Before Nest's shutdown hooks close the NATS connection and the pool: stop fetching, let the
-   * fetch in flight end (at most ANALYTICS_BATCH_WAIT_MS) and store and acknowledge what it brought.
-   */
-  async beforeApplicationShutdown(): Promise<void> {
-    this.running = false;
-    this.wake?.();
-    await this.loop;
-    this.loop = undefined;
+  /** Before Nest closes the NATS connection and the pool: the batch in hand is stored and acknowledged. */
+  beforeApplicationShutdown(): Promise<void> {
+    return this.consumer.stop();
   }
 
-  private async run(bound: Consumer): Promise<void> {
-    let consumer: Consumer | undefined = bound;
-    let backoff = 100;
-    while (this.running) {
-      try {
-        consumer ??= await this.bind();
-        const messages = await this.fetch(consumer);
-        if (messages.length > 0) await this.store(messages);
-        backoff = 100;
-      } catch (error) {
-        // NATS away, the stream or consumer deleted under us: bind again once it is back.
-        consumer = undefined;
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-        if (this.running) {
-          this.logger.warn({
-            msg: 'sync report consumer failed; retrying',
-            err: String(error),
-            retry_in_ms: backoff,
-          });
-          await this.pause(backoff);
-        }
-      }
-    }
+  /** Reports set aside since boot, for the operator's metrics. */
+  get deadLettered(): number {
+    return this.consumer.deadLettered;
   }
 
-  /** Creates the stream and the durable consumer when missing (the publisher may not have booted yet). */
-  private async bind(): Promise<Consumer> {
-    const connection = this.bus.connection();
-    const { name: stream, manager } = await ensureStream(connection, this.bus.namespace, Streams.syncReports);
-    await ensureStream(connection, this.bus.namespace, Streams.deadLetters);
-    await this.ensureConsumer(manager, stream);
-    return connection.jetstream().consumers.get(stream, SYNC_REPORT_CONSUMER);
-  }
-
-  private async ensureConsumer(manager: JetStreamManager, stream: string): Promise<void> {
-    const settings = {
-      ack_wait: nanos(ACK_WAIT_MS),
-      // A report is retried until it is stored, or set aside in the dead-letter stream; never dropped.
-      max_deliver: -1,
-      max_ack_pending: MAX_ACK_PENDING,
-    };
-    const exists = await manager.consumers.info(stream, SYNC_REPORT_CONSUMER).then(
-      () => true,
-      (error: unknown) => {
-        if ((error as NatsError).api_error?.err_code === 10014) return false; // consumer not found
-        throw error;
-      },
-    );
-    if (exists) {
-      await manager.consumers.update(stream, SYNC_REPORT_CONSUMER, settings);
-      return;
-    }
-    await manager.consumers
-      .add(stream, {
-        durable_name: SYNC_REPORT_CONSUMER,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ...settings,
-      })
-      .catch(async (error: unknown) => {
-        // Another replica created it between our lookup and our add.
-        await manager.consumers.info(stream, SYNC_REPORT_CONSUMER).catch(() => {
-          throw error;
-        });
-      });
-  }
-
-  private async fetch(consumer: Consumer): Promise<JsMsg[]> {
-    const messages: JsMsg[] = [];
-    const batch = await consumer.fetch({
-      max_messages: this.config.ANALYTICS_BATCH_SIZE,
-      expires: this.config.ANALYTICS_BATCH_WAIT_MS,
-    });
-    for await (const message of batch) messages.push(message);
-    return messages;
-  }
-
-  private async store(messages: JsMsg[]): Promise<void> {
-    const prefix = namespaced(this.bus.namespace, 'licensing.sync-reports.');
-    const accepted: Array<{ message: JsMsg; report: SyncReportRecord }> = [];
-    const settingAside: Array<Promise<void>> = [];
-    for (const message of messages) {
-      const orgOfSubject = message.subject.startsWith(prefix)
-        ? message.subject.slice(prefix.length)
-        : undefined;
-      const decoded = decodeSyncReport(message.data, orgOfSubject);
-      if ('problem' in decoded) settingAside.push(this.setAside(message, `malformed: ${decoded.problem}`));
-      else accepted.push({ message, report: decoded.report });
-    }
-    await Promise.all(settingAside);
-    if (accepted.length === 0) return;
+  private async store(batch: Delivery<SyncReportRecord>[]): Promise<Outcome[]> {
     try {
-      const inserted = await this.reports.insert(accepted.map((a) => a.report));
-      for (const { message } of accepted) message.ack();
-      this.logger.debug({ msg: 'sync reports stored', received: accepted.length, inserted });
+      await this.reports.insert(batch.map(({ value }) => value));
+      return batch.map(() => 'ack');
     } catch (error) {
-      if (isDataError(error) && accepted.length > 1) {
-        await this.storeOneByOne(accepted);
-        return;
+      if (!isDataError(error) || batch.length === 1) return this.refusedAlone(error, batch);
+      // PostgreSQL refused the batch for its content: store the others, set the report at fault aside.
+      const outcomes: Outcome[] = [];
+      for (const item of batch) {
+        outcomes.push(
+          ...(await this.reports.insert([item.value]).then(
+            (): Outcome[] => ['ack'],
+            (refusal: unknown) => this.refusedAlone(refusal, [item]),
+          )),
+        );
       }
-      this.reject(accepted, error);
+      return outcomes;
     }
   }
 
-  /** PostgreSQL refused the batch for its content: store the others and set the report at fault aside. */
-  private async storeOneByOne(accepted: Array<{ message: JsMsg; report: SyncReportRecord }>): Promise<void> {
-    for (const item of accepted) {
-      try {
-        await this.reports.insert([item.report]);
-        item.message.ack();
-      } catch (error) {
-        if (isDataError(error)) await this.setAside(item.message, `refused by PostgreSQL: ${String(error)}`);
-        else this.reject([item], error);
-      }
-    }
-  }
-
-  /** The store failed (not the reports): every one of them comes back after RETRY_DELAY_MS. */
-  private reject(items: Array<{ message: JsMsg; report: SyncReportRecord }>, error: unknown): void {
-    this.logger.warn({ msg: 'sync reports not stored; retrying', count: items.length, err: String(error) });
-    for (const { message } of items) message.nak(RETRY_DELAY_MS);
-  }
-
-  /**
-   * Moves a report that can never be stored to the dead-letter stream. If even that fails (NATS
-   * away), the report is left to come back, and is judged again then.
-   */
-  private async setAside(message: JsMsg, reason: string): Promise<void> {
-    try {
-      await deadLetter(this.bus, message, SYNC_REPORT_CONSUMER, reason);
-      this.deadLettered += 1;
-      // warn, not error: the shared NestPinoLogger prints an object given to error() as "[object Object]".
-      this.logger.warn({
-        msg: 'sync report set aside in the dead-letter stream',
-        subject: message.subject,
-        stream_seq: message.seq,
-        reason,
-      });
-    } catch (error) {
-      this.logger.warn({ msg: 'could not set a sync report aside; retrying it', err: String(error) });
-      message.nak(RETRY_DELAY_MS);
-    }
-  }
-
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  /** A content refusal of these reports sets them aside; any other failure retries the whole batch. */
+  private refusedAlone(error: unknown, items: Delivery<SyncReportRecord>[]): Outcome[] {
+    if (!isDataError(error)) throw error;
+    return items.map(() => ({ deadLetter: `refused by PostgreSQL: ${String(error)}` }));
   }
 }

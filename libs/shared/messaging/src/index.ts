@@ -7,3 +7,4 @@ export * from './bus.module';
 export * from './bus-service';
 export * from './jetstream';
 export * from './dead-letter';
+export * from './durable-consumer';

@@ -1,0 +1,262 @@
+import { Logger } from '@nestjs/common';
+import {
+  AckPolicy,
+  Consumer,
+  ConsumerMessages,
+  DeliverPolicy,
+  JetStreamManager,
+  JsMsg,
+  NatsError,
+  nanos,
+} from 'nats';
+import { Streams } from '@licensing/contracts';
+import { BusClient } from './bus-client';
+import { deadLetter } from './dead-letter';
+import { StreamDefinition, ensureStream, streamName } from './jetstream';
+import { namespaced } from './subjects';
+
+/** What became of one message: stored (ack), to be tried again later, or impossible for its content. */
+export type Outcome = 'ack' | { retryInMs: number } | { deadLetter: string };
+
+/** A message read by `decode`: its value, or why it can never be processed. */
+export type Decoded<T> = { value: T } | { problem: string };
+
+export interface Delivery<T> {
+  message: JsMsg;
+  value: T;
+}
+
+export interface DurableConsumerSpec<T> {
+  /** The durable's name: every replica binds the same one, so each message reaches one of them. */
+  durable: string;
+  stream: StreamDefinition;
+  /** Only these subjects of the stream (without the bus namespace, which is added). */
+  filterSubject?: string;
+  /** Reads one message. A problem sends it to the dead-letter stream at once. */
+  decode(message: JsMsg): Decoded<T>;
+  /**
+   * Processes a batch of decoded messages, answering an outcome for each, in order. Throwing means
+   * the whole batch failed for a reason that is not its content (a database away): it is retried.
+   */
+  process(batch: Delivery<T>[]): Promise<Outcome[]>;
+  /** Messages per pull. */
+  batchSize: number;
+  /** How long one pull request stays open (messages are processed as they arrive, not after it). */
+  batchWaitMs: number;
+  /** How long a delivered message may stay unacknowledged before JetStream sends it again. */
+  ackWaitMs?: number;
+  /** Unacknowledged messages the durable allows across all replicas. */
+  maxAckPending?: number;
+  /** After a failed batch, how long until its messages come back. */
+  retryDelayMs?: number;
+}
+
+const MIN_BACKOFF_MS = 100;
+const MAX_BACKOFF_MS = 5_000;
+const CONSUMER_NOT_FOUND = 10014;
+
+/**
+ * The one way a service consumes a JetStream stream durably. It creates the stream, the dead-letter
+ * stream and the durable consumer when they are missing (in any boot order, any number of
+ * replicas), pulls batches, and settles every message: acknowledged once processed, sent again
+ * after a delay when processing failed for a reason outside the message, or set aside in the
+ * dead-letter stream (with the reason) when it can never be processed — a poisoned message costs
+ * one delivery and cannot block or endlessly recycle. When NATS goes away it binds again with
+ * backoff; `stop()` lets the batch in hand finish, and the unacknowledged rest is redelivered.
+ */
+export class DurableConsumer<T> {
+  private readonly logger: Logger;
+  private running = false;
+  private loop?: Promise<void>;
+  private fetching?: ConsumerMessages;
+  private wake?: () => void;
+  /** Messages set aside since start, for an operator's metrics; the dead-letter stream holds them all. */
+  deadLettered = 0;
+
+  constructor(
+    private readonly bus: BusClient,
+    private readonly spec: DurableConsumerSpec<T>,
+  ) {
+    this.logger = new Logger(`DurableConsumer:${spec.durable}`);
+  }
+
+  /**
+   * Binds the consumer (so that a NATS without JetStream fails the boot rather than quietly), then
+   * consumes in the background.
+   */
+  async start(): Promise<void> {
+    if (this.running) return;
+    const consumer = await this.bind();
+    this.running = true;
+    this.loop = this.run(consumer);
+  }
+
+  /** Consumes without waiting for the first bind: for a process that must serve while JetStream is away. */
+  startInBackground(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run(undefined);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.fetching?.stop();
+    this.wake?.();
+    await this.loop;
+    this.loop = undefined;
+  }
+
+  /** Messages not yet delivered plus those delivered and not yet acknowledged: the consumer's lag. */
+  async lag(): Promise<number> {
+    const manager = await this.bus.connection().jetstreamManager();
+    const info = await manager.consumers.info(
+      streamName(this.bus.namespace, this.spec.stream.name),
+      this.spec.durable,
+    );
+    return info.num_pending + info.num_ack_pending;
+  }
+
+  private async run(bound: Consumer | undefined): Promise<void> {
+    let consumer: Consumer | undefined = bound;
+    let backoff = MIN_BACKOFF_MS;
+    while (this.running) {
+      try {
+        consumer ??= await this.bind();
+        await this.pull(consumer);
+        backoff = MIN_BACKOFF_MS;
+      } catch (error) {
+        // NATS away, the stream or consumer deleted under us: bind again once it is back.
+        consumer = undefined;
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+        if (this.running) {
+          this.logger.warn({ msg: 'consumer failed; retrying', err: String(error), retry_in_ms: backoff });
+          await this.pause(backoff);
+        }
+      }
+    }
+  }
+
+  private async bind(): Promise<Consumer> {
+    const connection = this.bus.connection();
+    const { name: stream, manager } = await ensureStream(connection, this.bus.namespace, this.spec.stream);
+    await ensureStream(connection, this.bus.namespace, Streams.deadLetters);
+    await this.ensureConsumer(manager, stream);
+    return connection.jetstream().consumers.get(stream, this.spec.durable);
+  }
+
+  private async ensureConsumer(manager: JetStreamManager, stream: string): Promise<void> {
+    const { durable } = this.spec;
+    const settings = {
+      ack_wait: nanos(this.spec.ackWaitMs ?? 30_000),
+      // Retried until processed, or set aside in the dead-letter stream; never dropped.
+      max_deliver: -1,
+      ...(this.spec.maxAckPending ? { max_ack_pending: this.spec.maxAckPending } : {}),
+    };
+    const exists = await manager.consumers.info(stream, durable).then(
+      () => true,
+      (error: unknown) => {
+        if ((error as NatsError).api_error?.err_code === CONSUMER_NOT_FOUND) return false;
+        throw error;
+      },
+    );
+    if (exists) {
+      await manager.consumers.update(stream, durable, settings);
+      return;
+    }
+    await manager.consumers
+      .add(stream, {
+        durable_name: durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ...(this.spec.filterSubject
+          ? { filter_subject: namespaced(this.bus.namespace, this.spec.filterSubject) }
+          : {}),
+        ...settings,
+      })
+      .catch(async (error: unknown) => {
+        // Another replica created it between our lookup and our add.
+        await manager.consumers.info(stream, durable).catch(() => {
+          throw error;
+        });
+      });
+  }
+
+  /**
+   * One pull request, open for up to `batchWaitMs`. Messages are processed as they arrive, in
+   * batches of whatever has arrived meanwhile (up to `batchSize`): under load batches fill while the
+   * previous one is processed, and an idle stream's lone message waits for nothing.
+   */
+  private async pull(consumer: Consumer): Promise<void> {
+    const messages = await consumer.fetch({
+      max_messages: this.spec.batchSize,
+      expires: this.spec.batchWaitMs,
+    });
+    this.fetching = messages;
+    if (!this.running) messages.stop();
+    let batch: JsMsg[] = [];
+    for await (const message of messages) {
+      batch.push(message);
+      // getPending() counts the message in hand too: 1 means nothing else has arrived yet.
+      if (batch.length >= this.spec.batchSize || messages.getPending() <= 1) {
+        await this.settle(batch);
+        batch = [];
+      }
+    }
+    if (batch.length > 0) await this.settle(batch);
+  }
+
+  private async settle(messages: JsMsg[]): Promise<void> {
+    const batch: Delivery<T>[] = [];
+    const settling: Array<Promise<void>> = [];
+    for (const message of messages) {
+      const decoded = this.spec.decode(message);
+      if ('problem' in decoded) settling.push(this.setAside(message, `malformed: ${decoded.problem}`));
+      else batch.push({ message, value: decoded.value });
+    }
+    if (batch.length > 0) {
+      let outcomes: Outcome[];
+      try {
+        outcomes = await this.spec.process(batch);
+      } catch (error) {
+        const retryInMs = this.spec.retryDelayMs ?? MAX_BACKOFF_MS;
+        this.logger.warn({ msg: 'batch not processed; retrying', count: batch.length, err: String(error) });
+        outcomes = batch.map(() => ({ retryInMs }));
+      }
+      batch.forEach(({ message }, i) => {
+        const outcome = outcomes[i] ?? { retryInMs: this.spec.retryDelayMs ?? MAX_BACKOFF_MS };
+        if (outcome === 'ack') message.ack();
+        else if ('retryInMs' in outcome) message.nak(outcome.retryInMs);
+        else settling.push(this.setAside(message, outcome.deadLetter));
+      });
+    }
+    await Promise.all(settling);
+  }
+
+  /** Moves a message to the dead-letter stream; if even that fails (NATS away) it comes back later. */
+  private async setAside(message: JsMsg, reason: string): Promise<void> {
+    try {
+      await deadLetter(this.bus, message, this.spec.durable, reason);
+      this.deadLettered += 1;
+      // warn, not error: the shared NestPinoLogger prints an object given to error() as "[object Object]".
+      this.logger.warn({
+        msg: 'message set aside in the dead-letter stream',
+        subject: message.subject,
+        stream_seq: message.seq,
+        reason,
+      });
+    } catch (error) {
+      this.logger.warn({ msg: 'could not set a message aside; it will come back', err: String(error) });
+      message.nak(this.spec.retryDelayMs ?? MAX_BACKOFF_MS);
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}
