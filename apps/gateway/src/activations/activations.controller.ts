@@ -13,6 +13,7 @@ import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
 import { routes, uuidParam } from '../http/routes';
 import { AllowScopes } from '../identity/scopes';
+import { LimitPerLicense } from '../rate-limits/rate-limit.hook';
 
 @ApiTags('activations')
 @Controller(routes('activations'))
@@ -21,6 +22,7 @@ export class ActivationsController {
 
   @Post()
   @AllowScopes('client')
+  @LimitPerLicense()
   @ApiCreatedResponse({ type: ActivationView, description: 'A new seat' })
   @ApiOkResponse({
     type: ActivationView,
