@@ -213,6 +213,17 @@ describe('rate limits per API key and route class, and per license for activatio
     expect(listed.body.total).toBe(2);
   });
 
+  it('neither limits nor states limits with RATE_LIMIT_ENABLED=false', async () => {
+    const { baseUrl } = await startAnotherGateway({ RATE_LIMIT_ENABLED: 'false' });
+    const org = await stack.newOrganization();
+    const api = new ApiClient(baseUrl, org.adminKey);
+    for (let i = 0; i < 4; i++) {
+      const listed = await api.get('/api/v1/products');
+      expect(listed.status).toBe(200);
+      expect(listed.headers.get('ratelimit-policy')).toBeNull();
+    }
+  });
+
   it('serves every request at once while its Redis is down, and limits again once it is back', async () => {
     const port = await freePort();
     redisServer = startRedis(port);
