@@ -14,6 +14,7 @@ import { ApiProblems } from '../http/api-problems';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes } from '../identity/scopes';
+import { LimitPerLicense } from '../rate-limits/rate-limit.hook';
 
 @ApiTags('activations')
 @Controller(routes('activations'))
@@ -23,6 +24,7 @@ export class ActivationsController {
   @Post()
   @Idempotent()
   @AllowScopes('client')
+  @LimitPerLicense()
   @ApiCreatedResponse({ type: ActivationView, description: 'A new seat' })
   @ApiOkResponse({
     type: ActivationView,
