@@ -57,6 +57,7 @@ describe('revocation service', () => {
   const cached = async (serial: string) => redis.get(await serialCacheKey(redis, namespace, serial));
 
   /** Publishes a license event as the license service's outbox relay would. */
+  /** As the license service publishes it: the serial status it built rides along, versioned by the change. */
   async function publishEvent(entry: SerialStatus, type: string, occurredAt: Date): Promise<void> {
     const event: LicensingEvent = {
       id: randomUUID(),
@@ -72,6 +73,7 @@ describe('revocation service', () => {
         valid_until: entry.valid_until,
         max_seats: entry.max_seats,
       },
+      serial_status: { ...entry, version: occurredAt.getTime() },
     };
     await nats
       .jetstream()
@@ -176,6 +178,26 @@ describe('revocation service', () => {
     expect(JSON.parse((await cached(lapsed.serial))!).status).toBe('active');
     expect(await statusesOf(serials)).toEqual(['expired', 'suspended', 'active']);
     expect(asked).toEqual([]);
+  });
+
+  it('never derives a status itself: an event without the serial status is set aside, the cache untouched', async () => {
+    const entry = status();
+    const event = {
+      id: randomUUID(),
+      type: 'license.created',
+      org_id: entry.org_id,
+      occurred_at: new Date().toISOString(),
+      data: { id: entry.license_id, serial: entry.serial, status: 'active' },
+    };
+    await nats
+      .jetstream()
+      .publish(namespaced(namespace, eventSubject(entry.org_id, 'license.created')), JSON.stringify(event), {
+        msgID: event.id,
+      });
+    await eventsApplied();
+    const dead = await jsm.streams.info(streamName(namespace, Streams.deadLetters.name));
+    expect(dead.state.messages).toBeGreaterThanOrEqual(1);
+    await expect(cached(entry.serial)).resolves.toBeNull();
   });
 
   it('applies license events to the cache, and an older event never undoes a newer one', async () => {

@@ -20,6 +20,7 @@ import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { LicenseSigner } from '../licenses/license-signer.service';
 import { LicenseEntity } from '../licenses/license.entity';
 import { toLicenseView } from '../licenses/license.mapper';
+import { toSerialStatus } from '../licenses/serial-statuses.service';
 import { ActivationEntity } from './activation.entity';
 import { heartbeatDeadline, isLapsed, toActivationView } from './activation.mapper';
 
@@ -199,7 +200,13 @@ export class ActivationsService {
     await this.signer.sign(manager, license, product, now);
     await manager.save(license);
     const data = toLicenseView(license, product, { withBlob: false });
-    await recordEvent(manager, { type: 'license.updated', orgId: license.orgId, data, occurredAt: now });
+    await recordEvent(manager, {
+      type: 'license.updated',
+      orgId: license.orgId,
+      data,
+      occurredAt: now,
+      serialStatus: toSerialStatus(license),
+    });
     await recordAudit(manager, {
       orgId: license.orgId,
       action: 'updated',

@@ -7,6 +7,7 @@ import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { LICENSE_SERVICE_CONFIG, LicenseServiceConfig } from '../config';
 import { LicenseEntity } from './license.entity';
 import { toLicenseView } from './license.mapper';
+import { toSerialStatus } from './serial-statuses.service';
 
 /**
  * Writes down what every read already reports: an active license past its valid_until is expired.
@@ -51,6 +52,7 @@ export class LicenseExpirySweeper extends ExclusiveJob {
         orgId: license.orgId,
         data: toLicenseView(license, products.get(license.productId)!, { withBlob: false }),
         occurredAt: now,
+        serialStatus: toSerialStatus(license),
       });
     }
     return overdue.length;

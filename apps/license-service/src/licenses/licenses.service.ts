@@ -90,7 +90,13 @@ export class LicensesService {
       await this.signer.sign(manager, license, product, now);
       await manager.insert(LicenseEntity, license);
       const data = toLicenseView(license, product, { withBlob: false });
-      await recordEvent(manager, { type: 'license.created', orgId, data, occurredAt: now });
+      await recordEvent(manager, {
+        type: 'license.created',
+        orgId,
+        data,
+        occurredAt: now,
+        serialStatus: toSerialStatus(license),
+      });
       await recordAudit(manager, {
         orgId,
         action: 'created',
@@ -180,7 +186,13 @@ export class LicensesService {
       // One event and one audit entry per kind of change: suspending and editing fields is both.
       const { status: statusChange, ...fieldChanges } = auditChanges(before, data);
       const record = async (action: 'updated' | 'suspended' | 'reinstated', changed: AuditChanges) => {
-        await recordEvent(manager, { type: `license.${action}` as const, orgId, data, occurredAt: now });
+        await recordEvent(manager, {
+          type: `license.${action}` as const,
+          orgId,
+          data,
+          occurredAt: now,
+          serialStatus: toSerialStatus(license),
+        });
         await recordAudit(manager, {
           orgId,
           action,
@@ -227,7 +239,13 @@ export class LicensesService {
       Object.assign(found, { status: 'revoked', revokedAt: now, updatedAt: now });
       await manager.update(LicenseEntity, { id }, { status: 'revoked', revokedAt: now, updatedAt: now });
       const data = toLicenseView(found, product, { withBlob: false });
-      await recordEvent(manager, { type: 'license.revoked', orgId, data, occurredAt: now });
+      await recordEvent(manager, {
+        type: 'license.revoked',
+        orgId,
+        data,
+        occurredAt: now,
+        serialStatus: toSerialStatus(found),
+      });
       await recordAudit(manager, {
         orgId,
         action: 'revoked',

@@ -1,14 +1,6 @@
 import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { JsMsg } from 'nats';
-import {
-  LICENSE_EVENTS_FILTER,
-  LICENSE_STATUSES,
-  LicenseView,
-  LicensingEvent,
-  SerialStatus,
-  Streams,
-} from '@licensing/contracts';
-import { BusClient, DurableConsumer } from '@licensing/shared/messaging';
+import { LICENSE_EVENTS_FILTER, LicenseEventRecord, SerialStatus, Streams } from '@licensing/contracts';
+import { BusClient, DurableConsumer, decodeMessage } from '@licensing/shared/messaging';
 import { SerialStatusCache } from '../cache/serial-status.cache';
 
 /** Shared by every replica: each event is applied by one of them. */
@@ -23,8 +15,10 @@ const RETRY_MAX_MS = 15_000;
  * reinstated, expired, revoked), a batch per Redis pipeline. An event is acknowledged only once
  * Redis holds it; with Redis down it is redelivered later, backing off further each time, so an
  * entry cached before the outage cannot stay stale after it. Out-of-order delivery is harmless:
- * the cache refuses to replace a newer version. An event that does not decode is set aside in the
- * dead-letter stream: an operator must see a license change the cache could not apply.
+ * the cache refuses to replace a newer version. Each event carries the serial status the license
+ * service built (the one producer of it, which also writes it through on revoke and PATCH), and
+ * it is stored as is. An event that does not decode is set aside in the dead-letter stream: an
+ * operator must see a license change the cache could not apply.
  */
 @Injectable()
 export class LicenseEventsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -35,9 +29,10 @@ export class LicenseEventsService implements OnApplicationBootstrap, BeforeAppli
       durable: DURABLE,
       stream: Streams.events,
       filterSubject: LICENSE_EVENTS_FILTER,
+      // The license service built the status; it is stored as is.
       decode: (message) => {
-        const status = toSerialStatus(message);
-        return status ? { value: status } : { problem: 'not a license event' };
+        const decoded = decodeMessage(LicenseEventRecord, message.data);
+        return 'problem' in decoded ? decoded : { value: decoded.value.serial_status };
       },
       process: async (batch) => {
         try {
@@ -63,36 +58,4 @@ export class LicenseEventsService implements OnApplicationBootstrap, BeforeAppli
   beforeApplicationShutdown(): Promise<void> {
     return this.consumer.stop();
   }
-}
-
-function toSerialStatus(message: JsMsg): SerialStatus | undefined {
-  let event: LicensingEvent<LicenseView>;
-  try {
-    event = message.json<LicensingEvent<LicenseView>>();
-  } catch {
-    return undefined;
-  }
-  const license = event?.data;
-  const version = Date.parse(event?.occurred_at);
-  if (
-    typeof license !== 'object' ||
-    license === null ||
-    typeof event.org_id !== 'string' ||
-    typeof license.serial !== 'string' ||
-    !LICENSE_STATUSES.includes(license.status) ||
-    Number.isNaN(version)
-  ) {
-    return undefined;
-  }
-  return {
-    serial: license.serial,
-    org_id: event.org_id,
-    license_id: license.id,
-    product_id: license.product_id,
-    status: license.status,
-    revoked_at: license.revoked_at ?? null,
-    valid_until: license.valid_until ?? null,
-    max_seats: license.max_seats,
-    version,
-  };
 }

@@ -1,3 +1,5 @@
+import type { SerialStatus } from '../revocation/revocation.dto';
+
 /**
  * Every state change is published once on JetStream as a LicensingEvent, on
  * `licensing.events.<org_id>.<type>` (docs/events.md). Types are past-tense facts.
@@ -28,6 +30,12 @@ export interface LicensingEvent<T = unknown> {
   occurred_at: string;
   /** The resource as the API returns it (a license without license_blob). */
   data: T;
+  /**
+   * `license.*` events only: the license's status as the revocation cache stores it, built by the
+   * license service (its one producer, which also writes it through on revoke and PATCH) and
+   * stored as is by the revocation service.
+   */
+  serial_status?: SerialStatus;
 }
 
 /** JetStream streams. Names and subjects are placed under the bus namespace when there is one. */

@@ -5,6 +5,7 @@ import {
   IsArray,
   IsIn,
   IsInt,
+  IsObject,
   IsISO8601,
   IsString,
   IsUUID,
@@ -65,4 +66,20 @@ export class SerialStatusPutDto {
   @ValidateNested({ each: true })
   @Type(() => SerialStatusItemDto)
   statuses!: SerialStatusItemDto[];
+}
+
+/**
+ * What the revocation service reads of a `license.*` event: the serial status the license service
+ * built for it, validated field by field. An event's other members are not its business.
+ */
+export class LicenseEventRecord {
+  @IsUUID('all') id!: string;
+  @IsString() @Length(1, 64) type!: string;
+  @IsUUID('all') org_id!: string;
+  @IsISO8601() occurred_at!: string;
+
+  @IsObject()
+  @ValidateNested()
+  @Type(() => SerialStatusItemDto)
+  serial_status!: SerialStatusItemDto;
 }

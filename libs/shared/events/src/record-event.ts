@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EntityManager } from 'typeorm';
-import { EventType, LicensingEvent, eventSubject } from '@licensing/contracts';
+import { EventType, LicensingEvent, SerialStatus, eventSubject } from '@licensing/contracts';
 import { OutboxEventEntity } from './outbox-event.entity';
 
 /**
@@ -9,7 +9,7 @@ import { OutboxEventEntity } from './outbox-event.entity';
  */
 export async function recordEvent<T>(
   manager: EntityManager,
-  event: { type: EventType; orgId: string; data: T; occurredAt?: Date },
+  event: { type: EventType; orgId: string; data: T; occurredAt?: Date; serialStatus?: SerialStatus },
 ): Promise<LicensingEvent<T>> {
   const published: LicensingEvent<T> = {
     id: randomUUID(),
@@ -17,6 +17,7 @@ export async function recordEvent<T>(
     org_id: event.orgId,
     occurred_at: (event.occurredAt ?? new Date()).toISOString(),
     data: event.data,
+    ...(event.serialStatus ? { serial_status: event.serialStatus } : {}),
   };
   await manager.insert(OutboxEventEntity, {
     id: published.id,
