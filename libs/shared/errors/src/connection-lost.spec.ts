@@ -22,6 +22,12 @@ describe('a lost database connection', () => {
     ],
     ['no connection from the pool in time', new Error('timeout exceeded when trying to connect')],
     [
+      'a transaction whose connection failed between statements',
+      Object.assign(new Error('Query runner already released. Cannot run queries anymore.'), {
+        name: 'QueryRunnerAlreadyReleasedError',
+      }),
+    ],
+    [
       'the server refused the connection',
       Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
     ],

@@ -17,6 +17,14 @@ export function isConnectionLost(error: unknown): boolean {
   // crash, server not accepting connections yet.
   if (/^08[0-9A-Z]{3}$/.test(code) || /^57P0[123]$/.test(code)) return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code)) return true;
+  // TypeORM releases a transaction's query runner when its connection fails between statements;
+  // the next statement or the COMMIT then throws one of these (the transaction is gone with the
+  // connection). Misusing a manager after its transaction throws them too, and a test shows that
+  // as a 503 where it expects a 2xx.
+  const name = (error as { name?: unknown }).name;
+  if (name === 'QueryRunnerAlreadyReleasedError' || name === 'QueryRunnerProviderAlreadyReleasedError') {
+    return true;
+  }
   // node-postgres says these without a code: the socket closed under a query, a client whose
   // connection failed is used again, or the pool found no connection in time.
   const message = typeof candidate.message === 'string' ? candidate.message : '';
