@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import { FastifyReply, FastifyRequest } from 'fastify';
+import { isConnectionLost } from '@licensing/shared/errors';
 import { Problem, toProblem } from './problem';
 
 /** Writes a problem+json answer (with the `WWW-Authenticate` challenge a 401 owes). */
@@ -20,6 +21,14 @@ export class ProblemFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const { problem, unexpected } = toProblem(exception);
+    if (isConnectionLost(exception)) {
+      // A 503 like any unavailable backing service, but worth an operator's eye.
+      this.logger.warn({
+        msg: 'database connection lost under a request',
+        request_id: request.id,
+        err: String(exception),
+      });
+    }
     if (unexpected) {
       this.logger.error({
         msg: 'unexpected error',

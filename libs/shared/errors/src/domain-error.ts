@@ -1,3 +1,4 @@
+import { isConnectionLost } from './connection-lost';
 import { ERROR_STATUS, ErrorCode, isErrorCode } from './error-codes';
 
 export interface FieldError {
@@ -61,8 +62,15 @@ export function isSerializedError(value: unknown): value is SerializedError {
   return isErrorCode(candidate.code) && typeof candidate.message === 'string';
 }
 
+/**
+ * The domain error a failure stands for, or undefined for one nobody expected (a `500`). A lost
+ * database connection is `unavailable`: retrying is the answer, as for a service that is down.
+ */
 export function toDomainError(value: unknown): DomainError | undefined {
   if (value instanceof DomainError) return value;
   if (isSerializedError(value)) return new DomainError(value.code, value.message, value.errors);
+  if (isConnectionLost(value)) {
+    return new DomainError('unavailable', 'The database connection was lost; retry the request');
+  }
   return undefined;
 }

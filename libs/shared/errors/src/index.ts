@@ -1,3 +1,4 @@
 export * from './error-codes';
 export * from './domain-error';
 export * from './validation';
+export * from './connection-lost';

@@ -15,7 +15,13 @@ import {
 import { MessagePattern, NatsContext, Payload } from '@nestjs/microservices';
 import { MessageDefinition } from '@licensing/contracts';
 import { Observable, throwError } from 'rxjs';
-import { DomainError, SerializedError, createValidationPipe, toDomainError } from '@licensing/shared/errors';
+import {
+  DomainError,
+  SerializedError,
+  createValidationPipe,
+  isConnectionLost,
+  toDomainError,
+} from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
 import { BusEnvelope } from './envelope';
 
@@ -30,6 +36,10 @@ export class BusExceptionFilter implements RpcExceptionFilter<unknown> {
 
   catch(exception: unknown, _host: ArgumentsHost): Observable<never> {
     const known = toDomainError(exception);
+    if (isConnectionLost(exception)) {
+      // Answered 503 like any unavailable backing service, but worth an operator's eye.
+      this.logger.warn({ msg: 'database connection lost under a request', err: String(exception) });
+    }
     if (known) return throwError(() => known.toJSON());
     this.logger.error(
       exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
