@@ -21,6 +21,7 @@ import { LicenseEntity } from '../licenses/license.entity';
 import { toLicenseView } from '../licenses/license.mapper';
 import { ActivationEntity } from './activation.entity';
 import { heartbeatDeadline, isLapsed, toActivationView } from './activation.mapper';
+import { ensureFreeSeat, seatLimit } from './seats';
 
 export interface ActivationResult {
   activation: ActivationView;
@@ -60,16 +61,14 @@ export class ActivationsService {
         return { activation: toActivationView(existing), created: false };
       if (existing) await this.expire(manager, existing, now);
 
-      const seats = Math.min(license.maxSeats, product.maxConcurrentActivations ?? Infinity);
+      // Live activations only: a lapsed one (isLapsed) holds no seat.
       const inUse = await manager.count(ActivationEntity, {
         where: [
           { licenseId: license.id, expiresAt: IsNull() },
           { licenseId: license.id, expiresAt: MoreThan(now) },
         ],
       });
-      if (inUse >= seats) {
-        throw new DomainError('seat_limit_reached', `License ${license.id} has all ${seats} seats in use`);
-      }
+      ensureFreeSeat(license.id, inUse, seatLimit(license, product));
       const activation = Object.assign(new ActivationEntity(), {
         id: randomUUID(),
         orgId,
