@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Load on the hot paths of a running platform (`npm start`), through the gateway, with autocannon:
-// check-revocation with 100 serials, sync, and verify. Prints requests/s and latency per path and
+// check-revocation with 100 serials, sync, verify and validate. Prints requests/s and latency per path and
 // the command that reproduces them.
 //
 //   LICENSING_API_KEY=lk_… node bench/hot-paths.js [--duration 10] [--connections 50]
@@ -95,6 +95,15 @@ async function main() {
       method: 'POST',
       path: '/api/v1/licenses/verify',
       body: JSON.stringify({ license_blob: licenses[1].license_blob, product_id: product.id }),
+    },
+    client.key,
+  );
+  await run(
+    'validate (by serial)',
+    {
+      method: 'POST',
+      path: '/api/v1/licenses/validate',
+      body: JSON.stringify({ key: serials[1] }),
     },
     client.key,
   );

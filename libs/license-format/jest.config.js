@@ -2,5 +2,9 @@ module.exports = {
   ...require('../../jest.preset.js'),
   displayName: 'license-format',
   rootDir: __dirname,
-  testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/src/**/*.int-spec.ts', '<rootDir>/src/**/*.e2e-spec.ts'],
+  testMatch: [
+    '<rootDir>/src/**/*.spec.ts',
+    '<rootDir>/src/**/*.int-spec.ts',
+    '<rootDir>/src/**/*.e2e-spec.ts',
+  ],
 };

@@ -18,6 +18,7 @@ import { KeyPairsController } from './key-pairs/key-pairs.controller';
 import { LicensesController } from './licenses/licenses.controller';
 import { GATEWAY_MIGRATIONS } from './migrations';
 import { ProductsController } from './products/products.controller';
+import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { RevocationController } from './revocation/revocation.controller';
 
 export const GATEWAY_SCHEMA = 'identity';
@@ -45,6 +46,7 @@ export class GatewayModule {
         }),
         IdentityModule,
         IdempotencyModule,
+        RateLimitsModule,
       ],
       controllers: [
         ProductsController,

@@ -17,6 +17,8 @@ import { ApiKeysService } from './identity/api-keys.service';
 import { authenticate, registerAuthentication } from './identity/authenticate.hook';
 import { OrganizationsService } from './identity/organizations.service';
 import { serveOpenApi } from './openapi';
+import { registerRateLimits } from './rate-limits/rate-limit.hook';
+import { RateLimitService } from './rate-limits/rate-limit.service';
 
 const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -54,6 +56,7 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   });
   registerSecurityHeaders(fastify);
   registerAuthentication(fastify, app.get(ApiKeysService));
+  if (config.RATE_LIMIT_ENABLED) registerRateLimits(fastify, app.get(RateLimitService));
   refuseIllFormedParameters(fastify);
   parseJsonBodies(fastify);
   serveOpenApi(app);

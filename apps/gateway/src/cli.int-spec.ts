@@ -11,7 +11,17 @@ function capture() {
   return { stream, text: () => text };
 }
 
-describe('npm run cli -- org create', () => {
+async function sqlRows(text: string, params: unknown[]): Promise<unknown[]> {
+  const db = new Client({ connectionString: TEST_DATABASE_URL });
+  await db.connect();
+  try {
+    return (await db.query(text, params)).rows;
+  } finally {
+    await db.end();
+  }
+}
+
+describe('npm run cli -- org', () => {
   const env = testEnv(uniqueNamespace());
 
   it('creates an organization and prints its first admin key, stored only as a hash', async () => {
@@ -42,6 +52,50 @@ describe('npm run cli -- org create', () => {
     const err = capture();
     expect(await runCli(['org', 'create', name], capture().stream, env, err.stream)).toBe(1);
     expect(err.text()).toMatch(/already exists/);
+  });
+
+  it("sets, shows and drops an organization's rate limits, by name or id", async () => {
+    const name = `Limited ${uniqueNamespace()}`;
+    const created = capture();
+    expect(await runCli(['org', 'create', name], created.stream, env)).toBe(0);
+    const id = /\(([0-9a-f-]{36})\)/.exec(created.text())![1]!;
+
+    const set = capture();
+    expect(
+      await runCli(['org', 'limits', name, 'client=900000/1m', 'activations=120/1h'], set.stream, env),
+    ).toBe(0);
+    expect(set.text()).toMatch(/client\s+900000 per 60 s per API key \(this organization\)/);
+    expect(set.text()).toMatch(/activations\s+120 per 3600 s per license \(this organization\)/);
+    expect(set.text()).toMatch(/admin\s+30000 per 60 s per API key \(default\)/);
+    const stored = () => sqlRows(`SELECT rate_limits FROM identity.organizations WHERE id = $1`, [id]);
+    expect(await stored()).toEqual([
+      {
+        rate_limits: {
+          client: { limit: 900000, window_seconds: 60 },
+          activations: { limit: 120, window_seconds: 3600 },
+        },
+      },
+    ]);
+
+    const shown = capture();
+    expect(await runCli(['org', 'limits', id], shown.stream, env)).toBe(0);
+    expect(shown.text()).toMatch(/client\s+900000 per 60 s/);
+
+    expect(
+      await runCli(['org', 'limits', id, 'client=default', 'activations=default'], capture().stream, env),
+    ).toBe(0);
+    expect(await stored()).toEqual([{ rate_limits: null }]);
+  });
+
+  it('refuses malformed limits and unknown organizations', async () => {
+    const err = capture();
+    expect(await runCli(['org', 'limits', 'Acme', 'client=lots'], capture().stream, env, err.stream)).toBe(2);
+    expect(err.text()).toMatch(/"client=lots" is not/);
+    const missing = capture();
+    expect(
+      await runCli(['org', 'limits', `Nobody ${uniqueNamespace()}`], capture().stream, env, missing.stream),
+    ).toBe(1);
+    expect(missing.text()).toMatch(/does not exist/);
   });
 
   it('prints its usage for anything else', async () => {

@@ -26,6 +26,39 @@ export const gatewayEnv = {
     description: 'How long an Idempotency-Key and the answer of its first request are kept',
   }),
   TRUST_PROXY: env.bool({ default: false, description: 'Trust X-Forwarded-* headers (behind an ingress)' }),
+  REDIS_URL: env.url({
+    protocols: ['redis', 'rediss'],
+    default: 'redis://127.0.0.1:6379',
+    production: null,
+    description: 'Redis holding the rate-limit state that every gateway replica shares',
+  }),
+  RATE_LIMIT_ENABLED: env.bool({ default: true, description: 'Limit requests per API key and route class' }),
+  RATE_LIMIT_WINDOW_SECONDS: env.int({
+    default: 60,
+    min: 1,
+    description: 'Window of the admin, read and client limits',
+  }),
+  RATE_LIMIT_ADMIN: env.int({
+    default: 30_000,
+    min: 1,
+    description: 'Admin writes per API key per window',
+  }),
+  RATE_LIMIT_READ: env.int({ default: 60_000, min: 1, description: 'Reads (GET) per API key per window' }),
+  RATE_LIMIT_CLIENT: env.int({
+    default: 600_000,
+    min: 1,
+    description: 'Client traffic (verify, validate, sync, activations, ...) per API key per window',
+  }),
+  RATE_LIMIT_ACTIVATIONS: env.int({
+    default: 60,
+    min: 1,
+    description: 'Activation requests per license per activation window, whatever the key',
+  }),
+  RATE_LIMIT_ACTIVATIONS_WINDOW_SECONDS: env.int({
+    default: 3600,
+    min: 1,
+    description: 'Window of the per-license activation limit',
+  }),
 };
 
 export type GatewayConfig = ConfigOf<typeof gatewayEnv>;

@@ -1,5 +1,7 @@
-// What other projects may use of the gateway: starting it in-process and creating organizations
-// (the end-to-end tests do). Production starts it through main.ts.
+// What other projects may use of the gateway: starting it in-process, creating organizations and
+// running operator commands (the end-to-end tests do). Production starts it through main.ts.
 export { startGateway } from './app';
+export { runCli } from './cli';
 export { loadGatewayConfig } from './config';
 export { OrganizationsService } from './identity/organizations.service';
+export { RateLimitService } from './rate-limits/rate-limit.service';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Subjects } from '@licensing/contracts';
+import { Messages } from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
 import {
   BusTestClient,
@@ -26,7 +26,7 @@ describe('license service', () => {
 
   beforeAll(async () => {
     // The revocation service's side of the write-through, scripted: the test sees what is written.
-    revocationCache = (await ScriptedPeer.connect(namespace)).on(Subjects.revocation.put, ({ statuses }) => {
+    revocationCache = (await ScriptedPeer.connect(namespace)).on(Messages.revocation.put, ({ statuses }) => {
       cached.push(...statuses);
       return { response: { ok: true } };
     });
@@ -57,7 +57,7 @@ describe('license service', () => {
       max_concurrent_activations: null,
       activation_heartbeat_interval: null,
     };
-    await bus.as(orgId).send(Subjects.catalog.upsert, product);
+    await bus.as(orgId).send(Messages.catalog.upsert, product);
     return product;
   }
 
@@ -67,7 +67,7 @@ describe('license service', () => {
 
   it('stores private keys only encrypted', async () => {
     const orgId = randomUUID();
-    const keyPair = await bus.as(orgId).send(Subjects.keyPair.create, {});
+    const keyPair = await bus.as(orgId).send(Messages.keyPair.create, {});
     const [row] = await app
       .get(DataSource)
       .query('SELECT private_key_ciphertext, master_key_version FROM license.key_pairs WHERE id = $1', [
@@ -79,7 +79,7 @@ describe('license service', () => {
   });
 
   it("refuses a catalog product naming another organization's key pair", async () => {
-    const keyPair = await bus.as(randomUUID()).send(Subjects.keyPair.create, {});
+    const keyPair = await bus.as(randomUUID()).send(Messages.keyPair.create, {});
     await expect(catalogProduct(randomUUID(), keyPair.id)).rejects.toMatchObject({
       code: 'not_found',
       status: 404,
@@ -89,21 +89,21 @@ describe('license service', () => {
   it('never lets a license exist for a product retired while creates are in flight', async () => {
     const orgId = randomUUID();
     const org = bus.as(orgId);
-    const keyPair = await org.send(Subjects.keyPair.create, {});
+    const keyPair = await org.send(Messages.keyPair.create, {});
     for (let round = 0; round < 5; round++) {
       const product = await catalogProduct(orgId, keyPair.id);
       const creates = Array.from({ length: 10 }, () =>
-        org.send(Subjects.license.create, { product_id: product.id }).then(
+        org.send(Messages.license.create, { product_id: product.id }).then(
           () => 'created',
           (error: { code: string }) => error.code,
         ),
       );
-      const retire = org.send(Subjects.catalog.retire, { id: product.id }).then(
+      const retire = org.send(Messages.catalog.retire, { id: product.id }).then(
         () => 'retired',
         (error: { code: string }) => error.code,
       );
       const [outcomes, retired] = await Promise.all([Promise.all(creates), retire]);
-      const { total } = await org.send(Subjects.license.list, { product_id: product.id });
+      const { total } = await org.send(Messages.license.list, { product_id: product.id });
       expect(outcomes.every((o) => o === 'created' || o === 'not_found')).toBe(true);
       if (retired === 'retired') expect(total).toBe(0);
       else {
@@ -116,13 +116,13 @@ describe('license service', () => {
   it('refuses to delete a key pair a product uses, and frees it when the product is retired', async () => {
     const orgId = randomUUID();
     const org = bus.as(orgId);
-    const keyPair = await org.send(Subjects.keyPair.create, { algorithm: 'ecdsa-p256' });
+    const keyPair = await org.send(Messages.keyPair.create, { algorithm: 'ecdsa-p256' });
     const product = await catalogProduct(orgId, keyPair.id);
-    await expect(org.send(Subjects.keyPair.delete, { id: keyPair.id })).rejects.toMatchObject({
+    await expect(org.send(Messages.keyPair.delete, { id: keyPair.id })).rejects.toMatchObject({
       code: 'conflict',
     });
-    await org.send(Subjects.catalog.retire, { id: product.id });
-    await expect(org.send(Subjects.keyPair.delete, { id: keyPair.id })).resolves.toMatchObject({
+    await org.send(Messages.catalog.retire, { id: product.id });
+    await expect(org.send(Messages.keyPair.delete, { id: keyPair.id })).resolves.toMatchObject({
       message: expect.stringContaining('deleted'),
     });
   });
@@ -131,7 +131,7 @@ describe('license service', () => {
     const orgId = randomUUID();
     const product = await catalogProduct(orgId, null);
     await expect(
-      bus.as(orgId).send(Subjects.license.create, { product_id: product.id }),
+      bus.as(orgId).send(Messages.license.create, { product_id: product.id }),
     ).rejects.toMatchObject({
       code: 'key_pair_missing',
       status: 422,
@@ -142,13 +142,13 @@ describe('license service', () => {
   it('issues licenses with the catalog defaults, signed with the key named by the product', async () => {
     const orgId = randomUUID();
     const org = bus.as(orgId);
-    const keyPair = await org.send(Subjects.keyPair.create, {});
+    const keyPair = await org.send(Messages.keyPair.create, {});
     const product = await catalogProduct(orgId, keyPair.id);
-    const license = await org.send(Subjects.license.create, { product_id: product.id });
+    const license = await org.send(Messages.license.create, { product_id: product.id });
     expect(license).toMatchObject({ features: ['pro'], key_pair_id: keyPair.id, product_code: product.code });
-    const days = (Date.parse(license.valid_until) - Date.parse(license.valid_from)) / 86_400_000;
+    const days = (Date.parse(license.valid_until!) - Date.parse(license.valid_from)) / 86_400_000;
     expect(days).toBe(30);
-    const verified = await org.send(Subjects.license.verify, {
+    const verified = await org.send(Messages.license.verify, {
       license_blob: license.license_blob,
       product_id: product.id,
     });
@@ -158,13 +158,13 @@ describe('license service', () => {
   it('the expiry sweep stores what reads already report, once, with one license.expired per license', async () => {
     const orgId = randomUUID();
     const org = bus.as(orgId);
-    const keyPair = await org.send(Subjects.keyPair.create, {});
+    const keyPair = await org.send(Messages.keyPair.create, {});
     const product = await catalogProduct(orgId, keyPair.id);
     const licenses = await Promise.all(
-      Array.from({ length: 3 }, () => org.send(Subjects.license.create, { product_id: product.id })),
+      Array.from({ length: 3 }, () => org.send(Messages.license.create, { product_id: product.id })),
     );
     for (const license of licenses) {
-      await org.send(Subjects.license.update, {
+      await org.send(Messages.license.update, {
         id: license.id,
         changes: { valid_until: license.valid_from },
       });
@@ -178,7 +178,7 @@ describe('license service', () => {
           ])
       ).map((row: { status: string }) => row.status);
     expect(await storedStatus()).toEqual(['active', 'active', 'active']);
-    expect((await org.send(Subjects.license.get, { id: licenses[0].id })).status).toBe('expired');
+    expect((await org.send(Messages.license.get, { id: licenses[0].id })).status).toBe('expired');
 
     // Two replicas' sweeps at once: the advisory lock lets one do the work.
     const sweeper = app.get(LicenseExpirySweeper);
@@ -199,14 +199,14 @@ describe('license service', () => {
   it('writes every revocation and status change through to the revocation cache before answering', async () => {
     const orgId = randomUUID();
     const org = bus.as(orgId);
-    const keyPair = await org.send(Subjects.keyPair.create, {});
+    const keyPair = await org.send(Messages.keyPair.create, {});
     const product = await catalogProduct(orgId, keyPair.id);
-    const license = await org.send(Subjects.license.create, { product_id: product.id });
-    await org.send(Subjects.license.update, { id: license.id, changes: { status: 'suspended' } });
+    const license = await org.send(Messages.license.create, { product_id: product.id });
+    await org.send(Messages.license.update, { id: license.id, changes: { status: 'suspended' } });
     expect(cached).toContainEqual(
       expect.objectContaining({ serial: license.serial, status: 'suspended', org_id: orgId }),
     );
-    await org.send(Subjects.license.revoke, { id: license.id });
+    await org.send(Messages.license.revoke, { id: license.id });
     expect(cached).toContainEqual(expect.objectContaining({ serial: license.serial, status: 'revoked' }));
   });
 });

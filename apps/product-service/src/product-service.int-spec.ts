@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Subjects } from '@licensing/contracts';
+import { Messages } from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
 import {
   BusTestClient,
@@ -27,14 +27,14 @@ describe('product service', () => {
 
   beforeAll(async () => {
     peer = (await ScriptedPeer.connect(namespace))
-      .on(Subjects.catalog.upsert, (product: { id: string; key_pair_id: string | null }) => {
+      .on(Messages.catalog.upsert, (product: { id: string; key_pair_id: string | null }) => {
         if (product.key_pair_id === '00000000-0000-4000-8000-000000000000') {
           return { err: { code: 'not_found', status: 404, message: 'Key pair does not exist' } };
         }
         catalog.set(product.id, product);
         return { response: { ok: true } };
       })
-      .on(Subjects.catalog.retire, () =>
+      .on(Messages.catalog.retire, () =>
         refuseRetire
           ? { err: { code: 'conflict', status: 409, message: 'Product has licenses and cannot be deleted' } }
           : { response: { ok: true } },
@@ -56,7 +56,7 @@ describe('product service', () => {
 
   it('mirrors a created product into the license catalog', async () => {
     const org = bus.as(randomUUID());
-    const product = await org.send(Subjects.product.create, { name: 'Editor', code: 'editor' });
+    const product = await org.send(Messages.product.create, { name: 'Editor', code: 'editor' });
     expect(catalog.get(product.id)).toMatchObject({
       id: product.id,
       code: 'editor',
@@ -67,20 +67,20 @@ describe('product service', () => {
   it('rolls the product back when the catalog refuses it', async () => {
     const org = bus.as(randomUUID());
     await expect(
-      org.send(Subjects.product.create, {
+      org.send(Messages.product.create, {
         name: 'Editor',
         code: 'editor',
         key_pair_id: '00000000-0000-4000-8000-000000000000',
       }),
     ).rejects.toMatchObject({ code: 'not_found', status: 404 });
-    expect(await org.send(Subjects.product.list, {})).toEqual({ products: [], total: 0 });
+    expect(await org.send(Messages.product.list, {})).toEqual({ products: [], total: 0 });
   });
 
   it('lets exactly one of many concurrent creates with the same code succeed', async () => {
     const org = bus.as(randomUUID());
     const results = await Promise.allSettled(
       Array.from({ length: 10 }, () =>
-        org.send(Subjects.product.create, { name: 'Same', code: 'same-code' }),
+        org.send(Messages.product.create, { name: 'Same', code: 'same-code' }),
       ),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
@@ -91,18 +91,18 @@ describe('product service', () => {
 
   it('keeps the product when the license service refuses to retire it', async () => {
     const org = bus.as(randomUUID());
-    const product = await org.send(Subjects.product.create, { name: 'Kept', code: 'kept' });
+    const product = await org.send(Messages.product.create, { name: 'Kept', code: 'kept' });
     refuseRetire = true;
     try {
-      await expect(org.send(Subjects.product.delete, { id: product.id })).rejects.toMatchObject({
+      await expect(org.send(Messages.product.delete, { id: product.id })).rejects.toMatchObject({
         code: 'conflict',
       });
     } finally {
       refuseRetire = false;
     }
-    expect(await org.send(Subjects.product.get, { id: product.id })).toMatchObject({ id: product.id });
-    await org.send(Subjects.product.delete, { id: product.id });
-    await expect(org.send(Subjects.product.get, { id: product.id })).rejects.toMatchObject({
+    expect(await org.send(Messages.product.get, { id: product.id })).toMatchObject({ id: product.id });
+    await org.send(Messages.product.delete, { id: product.id });
+    await expect(org.send(Messages.product.get, { id: product.id })).rejects.toMatchObject({
       code: 'not_found',
     });
   });
@@ -110,7 +110,7 @@ describe('product service', () => {
   it('validates bus payloads with the same rules as HTTP', async () => {
     const org = bus.as(randomUUID());
     await expect(
-      org.send(Subjects.product.create, { name: 'X', code: 'Not Valid', extra: 1 }),
+      org.send(Messages.product.create, { name: 'X', code: 'Not Valid', extra: 1 }),
     ).rejects.toMatchObject({
       code: 'validation_failed',
       status: 400,
@@ -123,16 +123,16 @@ describe('product service', () => {
 
   it("never shows one organization's products to another", async () => {
     const owner = bus.as(randomUUID());
-    const product = await owner.send(Subjects.product.create, { name: 'Mine', code: 'mine' });
+    const product = await owner.send(Messages.product.create, { name: 'Mine', code: 'mine' });
     const stranger = bus.as(randomUUID());
-    await expect(stranger.send(Subjects.product.get, { id: product.id })).rejects.toMatchObject({
+    await expect(stranger.send(Messages.product.get, { id: product.id })).rejects.toMatchObject({
       code: 'not_found',
     });
     await expect(
-      stranger.send(Subjects.product.update, { id: product.id, changes: { name: 'x' } }),
+      stranger.send(Messages.product.update, { id: product.id, changes: { name: 'x' } }),
     ).rejects.toMatchObject({
       code: 'not_found',
     });
-    expect((await stranger.send(Subjects.product.list, {})).total).toBe(0);
+    expect((await stranger.send(Messages.product.list, {})).total).toBe(0);
   });
 });

@@ -6,7 +6,7 @@ import {
   LicensingEvent,
   SerialStatus,
   Streams,
-  Subjects,
+  Messages,
   eventSubject,
   syncReportSubject,
 } from '@licensing/contracts';
@@ -57,7 +57,7 @@ describe('revocation service', () => {
     return entry;
   };
   const check = (serials: string[], org: string = orgId) =>
-    bus.as(org).send(Subjects.revocation.check, { serials });
+    bus.as(org).send(Messages.revocation.check, { serials });
   const statusesOf = async (serials: string[]) =>
     (await check(serials)).results.map((result: { status: string }) => result.status);
   const cached = async (serial: string) => redis.get(await serialCacheKey(redis, namespace, serial));
@@ -101,7 +101,7 @@ describe('revocation service', () => {
 
   beforeAll(async () => {
     peer = (await ScriptedPeer.connect(namespace)).on(
-      Subjects.license.statuses,
+      Messages.license.statuses,
       ({ serials }: { serials: string[] }) => {
         asked.push(serials);
         return { response: serials.flatMap((serial) => licenses.get(serial) ?? []) };
@@ -209,7 +209,7 @@ describe('revocation service', () => {
     expect(await statusesOf([entry.serial])).toEqual(['active']);
     const revokedAt = new Date().toISOString();
     const revoked = { ...entry, status: 'revoked', revoked_at: revokedAt, version: entry.version + 1 };
-    await expect(bus.as(orgId).send(Subjects.revocation.put, { statuses: [revoked] })).resolves.toEqual({
+    await expect(bus.as(orgId).send(Messages.revocation.put, { statuses: [revoked] })).resolves.toEqual({
       ok: true,
     });
     expect((await check([entry.serial])).results).toEqual([
@@ -222,7 +222,7 @@ describe('revocation service', () => {
       [{ ...revoked, version: 'x' }],
       [{ serial: 'x' }],
     ]) {
-      await expect(bus.as(orgId).send(Subjects.revocation.put, { statuses })).rejects.toMatchObject({
+      await expect(bus.as(orgId).send(Messages.revocation.put, { statuses })).rejects.toMatchObject({
         code: 'validation_failed',
       });
     }
@@ -233,7 +233,7 @@ describe('revocation service', () => {
     const reportId = randomUUID();
     const answer = await bus
       .as(orgId)
-      .send(Subjects.revocation.sync, { license_serial: entry.serial, seats_in_use: 2, report_id: reportId });
+      .send(Messages.revocation.sync, { license_serial: entry.serial, seats_in_use: 2, report_id: reportId });
     expect(answer).toMatchObject({
       status: 'ok',
       message: 'License is valid; 2 seats in use exceeds the 1 allowed',
@@ -246,7 +246,7 @@ describe('revocation service', () => {
     await jsm.streams.delete(streamName(namespace, Streams.syncReports.name));
     try {
       await expect(
-        bus.as(orgId).send(Subjects.revocation.sync, { license_serial: entry.serial }),
+        bus.as(orgId).send(Messages.revocation.sync, { license_serial: entry.serial }),
       ).rejects.toMatchObject({ code: 'unavailable', status: 503 });
     } finally {
       await ensureStream(nats, namespace, Streams.syncReports);
@@ -257,7 +257,7 @@ describe('revocation service', () => {
     // A second instance on a namespace of its own, whose Redis is a port nothing listens on.
     const offline = uniqueNamespace();
     const offlinePeer = (await ScriptedPeer.connect(offline)).on(
-      Subjects.license.statuses,
+      Messages.license.statuses,
       ({ serials }: { serials: string[] }) => ({
         response: serials.flatMap((serial) => licenses.get(serial) ?? []),
       }),
@@ -274,13 +274,13 @@ describe('revocation service', () => {
 
       const entry = status({ status: 'revoked', revoked_at: new Date().toISOString() });
       const started = Date.now();
-      const answer = await offlineBus.as(orgId).send(Subjects.revocation.check, { serials: [entry.serial] });
+      const answer = await offlineBus.as(orgId).send(Messages.revocation.check, { serials: [entry.serial] });
       expect(answer.results[0].status).toBe('revoked');
       // Well under the 5 s bus timeout that a request stuck on Redis would run into.
       expect(Date.now() - started).toBeLessThan(2_500);
 
       await expect(
-        offlineBus.as(orgId).send(Subjects.revocation.put, { statuses: [entry] }),
+        offlineBus.as(orgId).send(Messages.revocation.put, { statuses: [entry] }),
       ).rejects.toMatchObject({ code: 'unavailable' });
     } finally {
       await offlineBus.close();

@@ -1,5 +1,5 @@
-/** Every message between the gateway and the services: subjects, request DTOs (validated on both edges) and replies. */
-export * from './subjects';
+/** Every message between the gateway and the services: definitions (subject, request, reply), request DTOs validated on both edges, replies, events and streams. */
+export * from './messages';
 export * from './common/validation';
 export * from './common/pagination.dto';
 export * from './common/common.dto';

@@ -2,5 +2,9 @@ module.exports = {
   ...require('../../../jest.preset.js'),
   displayName: 'shared-logging',
   rootDir: __dirname,
-  testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/src/**/*.int-spec.ts', '<rootDir>/src/**/*.e2e-spec.ts'],
+  testMatch: [
+    '<rootDir>/src/**/*.spec.ts',
+    '<rootDir>/src/**/*.int-spec.ts',
+    '<rootDir>/src/**/*.e2e-spec.ts',
+  ],
 };

@@ -4,7 +4,7 @@ import {
   FeaturesView,
   LicenseUsageRequest,
   LicenseUsageView,
-  Subjects,
+  Messages,
   UsageQueryDto,
   UsageView,
   VersionsView,
@@ -82,7 +82,7 @@ export class AnalyticsService {
    */
   async licenseUsage(orgId: string, { id, ...page }: LicenseUsageRequest): Promise<LicenseUsageView> {
     const usage = await this.analytics.licenseUsage(orgId, id, pageOf(page));
-    if (usage.syncs === 0) await this.bus.send(Subjects.license.get, { id });
+    if (usage.syncs === 0) await this.bus.send(Messages.license.get, { id });
     return {
       license_id: id,
       last_sync_at: usage.last_sync_at?.toISOString() ?? null,

@@ -1,7 +1,14 @@
 import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
-import { Streams, SyncReportRecord, SyncStatus } from '@licensing/contracts';
+import { Streams, SyncReportRecord } from '@licensing/contracts';
 import { isDataError } from '@licensing/shared/database';
-import { BusClient, Delivery, DurableConsumer, Outcome, namespaced } from '@licensing/shared/messaging';
+import {
+  BusClient,
+  Delivery,
+  DurableConsumer,
+  Outcome,
+  decodeMessage,
+  namespaced,
+} from '@licensing/shared/messaging';
 import { ANALYTICS_CONFIG, AnalyticsServiceConfig } from '../config';
 import { SyncReportsRepository } from './sync-reports.repository';
 
@@ -13,100 +20,37 @@ const MAX_ACK_PENDING = 20_000;
 /** A batch PostgreSQL could not store comes back after this long, rather than at once in a tight loop. */
 const RETRY_DELAY_MS = 5_000;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const MAX_FEATURES = 100;
-const MAX_SEATS_IN_USE = 2_147_483_647;
-
 type Decoded = { report: SyncReportRecord } | { problem: string };
 
-/** PostgreSQL stores no NUL, and its JSON parser refuses a lone surrogate. */
-const storable = (text: string): boolean => !text.includes('\u0000') && text.isWellFormed();
-
 /**
- * Reads one message of the SYNC_REPORTS stream. Anything PostgreSQL could refuse (a bad uuid, an
- * over-long string, a NUL character) is refused here instead, so that one bad report cannot make
- * its whole batch fail again and again. `orgOfSubject` is the organization the subject names: a
- * report filed under another organization's subject is refused too.
+ * Reads one message of the SYNC_REPORTS stream with the record's own validators: anything
+ * PostgreSQL could refuse (a bad uuid, an over-long string, a NUL character, a lone surrogate) is
+ * refused here instead, so that one bad report cannot make its whole batch fail. `orgOfSubject` is
+ * the organization the subject names: a report filed under another organization's subject is
+ * refused too.
  */
 export function decodeSyncReport(data: Uint8Array, orgOfSubject?: string): Decoded {
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(data));
-  } catch {
-    return { problem: 'not JSON' };
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    return { problem: 'not an object' };
-  const raw = value as Record<string, unknown>;
-
-  const problems: string[] = [];
-  const uuid = (field: string): string => {
-    const v = raw[field];
-    if (typeof v !== 'string' || !UUID.test(v)) problems.push(`${field} must be a UUID`);
-    return String(v).toLowerCase();
-  };
-  const text = (field: string, max: number, nullable: boolean): string | null => {
-    const v = raw[field];
-    if (nullable && (v === null || v === undefined)) return null;
-    if (typeof v !== 'string' || v.length < 1 || v.length > max || !storable(v)) {
-      problems.push(`${field} must be a string of 1 to ${max} characters`);
-    }
-    return v as string;
-  };
-
+  const decoded = decodeMessage(SyncReportRecord, data);
+  if ('problem' in decoded) return decoded;
+  const raw = decoded.value;
   const report: SyncReportRecord = {
-    report_id: uuid('report_id'),
-    org_id: uuid('org_id'),
-    license_id: uuid('license_id'),
-    product_id: uuid('product_id'),
-    serial: text('serial', 200, false)!,
-    hardware_fingerprint: text('hardware_fingerprint', 512, true),
-    app_version: text('app_version', 64, true),
-    features_used: [],
-    seats_in_use: null,
-    status: raw.status as SyncStatus,
-    received_at: '',
-  };
-
-  const features = raw.features_used ?? [];
-  if (
-    !Array.isArray(features) ||
-    features.length > MAX_FEATURES ||
-    !features.every((f) => typeof f === 'string' && f.length >= 1 && f.length <= 100 && storable(f))
-  ) {
-    problems.push(`features_used must hold at most ${MAX_FEATURES} strings of 1 to 100 characters`);
-  } else {
+    report_id: raw.report_id.toLowerCase(),
+    org_id: raw.org_id.toLowerCase(),
+    license_id: raw.license_id.toLowerCase(),
+    product_id: raw.product_id.toLowerCase(),
+    serial: raw.serial,
+    hardware_fingerprint: raw.hardware_fingerprint ?? null,
+    app_version: raw.app_version ?? null,
     // A feature named twice in one report was still used once in it.
-    report.features_used = [...new Set(features as string[])];
+    features_used: [...new Set(raw.features_used ?? [])],
+    seats_in_use: raw.seats_in_use ?? null,
+    status: raw.status,
+    received_at: new Date(raw.received_at).toISOString(),
+  };
+  if (orgOfSubject !== undefined && orgOfSubject.toLowerCase() !== report.org_id) {
+    return { problem: 'org_id is not the organization of the subject' };
   }
-
-  const seats = raw.seats_in_use;
-  if (seats !== null && seats !== undefined) {
-    if (typeof seats !== 'number' || !Number.isInteger(seats) || seats < 0 || seats > MAX_SEATS_IN_USE) {
-      problems.push('seats_in_use must be a non-negative integer');
-    } else {
-      report.seats_in_use = seats;
-    }
-  }
-
-  // Not checked against today's SYNC_STATUSES: a status added later must not cost the report.
-  if (
-    typeof raw.status !== 'string' ||
-    raw.status.length < 1 ||
-    raw.status.length > 20 ||
-    !storable(raw.status)
-  ) {
-    problems.push('status must be a string of 1 to 20 characters');
-  }
-
-  const receivedAt = typeof raw.received_at === 'string' ? new Date(raw.received_at) : undefined;
-  if (!receivedAt || Number.isNaN(receivedAt.getTime())) problems.push('received_at must be a date-time');
-  else report.received_at = receivedAt.toISOString();
-
-  if (problems.length === 0 && orgOfSubject !== undefined && orgOfSubject.toLowerCase() !== report.org_id) {
-    problems.push('org_id is not the organization of the subject');
-  }
-  return problems.length > 0 ? { problem: problems.join('; ') } : { report };
+  return { report };
 }
 
 /**

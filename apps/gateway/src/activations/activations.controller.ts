@@ -7,13 +7,14 @@ import {
   CreateActivationDto,
   ListActivationsQueryDto,
   MessageView,
-  Subjects,
+  Messages,
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes } from '../identity/scopes';
+import { LimitPerLicense } from '../rate-limits/rate-limit.hook';
 
 @ApiTags('activations')
 @Controller(routes('activations'))
@@ -23,6 +24,7 @@ export class ActivationsController {
   @Post()
   @Idempotent()
   @AllowScopes('client')
+  @LimitPerLicense()
   @ApiCreatedResponse({ type: ActivationView, description: 'A new seat' })
   @ApiOkResponse({
     type: ActivationView,
@@ -33,10 +35,7 @@ export class ActivationsController {
     @Body() dto: CreateActivationDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ActivationView> {
-    const { activation, created } = await this.bus.send<{ activation: ActivationView; created: boolean }>(
-      Subjects.activation.create,
-      dto,
-    );
+    const { activation, created } = await this.bus.send(Messages.activation.create, dto);
     void reply.status(created ? 201 : 200);
     return activation;
   }
@@ -46,7 +45,7 @@ export class ActivationsController {
   @ApiOkResponse({ type: ActivationListView })
   @ApiProblems()
   list(@Query() query: ListActivationsQueryDto): Promise<ActivationListView> {
-    return this.bus.send(Subjects.activation.list, query);
+    return this.bus.send(Messages.activation.list, query);
   }
 
   @Post(':id/heartbeat')
@@ -55,7 +54,7 @@ export class ActivationsController {
   @ApiOkResponse({ type: ActivationView, description: 'expires_at moved to now + the heartbeat interval' })
   @ApiProblems(404, 422)
   heartbeat(@Param('id', uuidParam) id: string): Promise<ActivationView> {
-    return this.bus.send(Subjects.activation.heartbeat, { id });
+    return this.bus.send(Messages.activation.heartbeat, { id });
   }
 
   @Delete(':id')
@@ -64,6 +63,6 @@ export class ActivationsController {
   @ApiOkResponse({ type: MessageView })
   @ApiProblems(404)
   delete(@Param('id', uuidParam) id: string): Promise<MessageView> {
-    return this.bus.send(Subjects.activation.delete, { id });
+    return this.bus.send(Messages.activation.delete, { id });
   }
 }

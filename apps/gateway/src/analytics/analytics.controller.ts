@@ -5,7 +5,7 @@ import {
   FeaturesView,
   LicenseUsageView,
   PageQueryDto,
-  Subjects,
+  Messages,
   UsageQueryDto,
   UsageView,
   VersionsView,
@@ -29,7 +29,7 @@ export class AnalyticsController {
   })
   @ApiProblems()
   usage(@Query() query: UsageQueryDto): Promise<UsageView> {
-    return this.bus.send(Subjects.analytics.usage, query);
+    return this.bus.send(Messages.analytics.usage, query);
   }
 
   @Get('features')
@@ -37,7 +37,7 @@ export class AnalyticsController {
   @ApiOkResponse({ type: FeaturesView, description: 'Reports that listed each feature, most used first' })
   @ApiProblems()
   features(@Query() query: AnalyticsRangeQueryDto): Promise<FeaturesView> {
-    return this.bus.send(Subjects.analytics.features, query);
+    return this.bus.send(Messages.analytics.features, query);
   }
 
   @Get('versions')
@@ -48,7 +48,7 @@ export class AnalyticsController {
   })
   @ApiProblems()
   versions(@Query() query: AnalyticsRangeQueryDto): Promise<VersionsView> {
-    return this.bus.send(Subjects.analytics.versions, query);
+    return this.bus.send(Messages.analytics.versions, query);
   }
 }
 
@@ -63,6 +63,6 @@ export class LicenseUsageController {
   @ApiOkResponse({ type: LicenseUsageView, description: 'fingerprints is paginated, most recent sync first' })
   @ApiProblems(404)
   usage(@Param('id', uuidParam) id: string, @Query() query: PageQueryDto): Promise<LicenseUsageView> {
-    return this.bus.send(Subjects.analytics.licenseUsage, { id, ...query });
+    return this.bus.send(Messages.analytics.licenseUsage, { id, ...query });
   }
 }

@@ -1,12 +1,16 @@
 import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
 import { DataSource } from 'typeorm';
 import { AuditEntryRecord, Streams } from '@licensing/contracts';
 import { isDataError } from '@licensing/shared/database';
-import { flattenValidationErrors } from '@licensing/shared/errors';
-import { BusClient, Delivery, DurableConsumer, Outcome, namespaced } from '@licensing/shared/messaging';
+import {
+  BusClient,
+  Delivery,
+  DurableConsumer,
+  Outcome,
+  decodeMessage,
+  namespaced,
+} from '@licensing/shared/messaging';
 import { AuditEventsService } from './audit-events.service';
 
 /** Every gateway replica binds the same durable consumer, so JetStream hands each entry to one of them. */
@@ -25,27 +29,12 @@ type Decoded = { entry: AuditEntryRecord } | { problem: string };
  * refused, so one organization can never write into another's log.
  */
 export function decodeAuditEntry(data: Uint8Array, orgOfSubject: string | undefined): Decoded {
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(data));
-  } catch {
-    return { problem: 'not JSON' };
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    return { problem: 'not an object' };
-  const entry = plainToInstance(AuditEntryRecord, value);
-  const errors = validateSync(entry, { forbidUnknownValues: true, validationError: { target: false } });
-  if (errors.length > 0) {
-    return {
-      problem: flattenValidationErrors(errors)
-        .map((e) => `${e.field}: ${e.message}`)
-        .join('; '),
-    };
-  }
-  if (orgOfSubject?.toLowerCase() !== entry.org_id.toLowerCase()) {
+  const decoded = decodeMessage(AuditEntryRecord, data);
+  if ('problem' in decoded) return decoded;
+  if (orgOfSubject?.toLowerCase() !== decoded.value.org_id.toLowerCase()) {
     return { problem: 'org_id is not the organization of the subject' };
   }
-  return { entry };
+  return { entry: decoded.value };
 }
 
 /**

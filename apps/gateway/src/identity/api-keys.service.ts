@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
-import { MessageView, PageQueryDto, Subjects, pageOf } from '@licensing/contracts';
+import { MessageView, PageQueryDto, Broadcasts, pageOf } from '@licensing/contracts';
 import { pageWindow } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { BusClient } from '@licensing/shared/messaging';
@@ -33,9 +33,7 @@ export class ApiKeysService implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.bus.subscribe<{ key_hash: string }>(Subjects.identity.apiKeyRevoked, ({ key_hash }) =>
-      this.cache.delete(key_hash),
-    );
+    this.bus.subscribe(Broadcasts.apiKeyRevoked, ({ key_hash }) => this.cache.delete(key_hash));
   }
 
   async authenticate(key: string): Promise<AuthContext | undefined> {
@@ -115,7 +113,7 @@ export class ApiKeysService implements OnApplicationBootstrap {
       return rows[0].key_hash;
     });
     this.cache.delete(keyHash);
-    this.bus.publish(Subjects.identity.apiKeyRevoked, { key_hash: keyHash });
+    this.bus.publish(Broadcasts.apiKeyRevoked, { key_hash: keyHash });
     this.logger.log({ msg: 'api key revoked', key_id: id });
     return { message: `API key ${id} revoked` };
   }

@@ -1,18 +1,26 @@
-import { CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, SetMetadata, applyDecorators } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { FastifyRequest } from 'fastify';
 import { DomainError } from '@licensing/shared/errors';
+import { AddRouteConfig } from '../http/route-config';
 import { ApiKeyScope } from './api-key.entity';
 import { isPublicPath } from './authenticate.hook';
 
 const ALLOWED_SCOPES = 'allowed_scopes';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's `@AllowScopes`, for the Fastify hooks that run before the guard (rate limits). */
+    allowed_scopes?: ApiKeyScope[];
+  }
+}
+
 /**
  * Scopes allowed to call a route besides `admin`, which may call everything. A route without this
  * decorator is admin-only, so a forgotten decorator fails closed.
  */
-export const AllowScopes = (...scopes: Exclude<ApiKeyScope, 'admin'>[]) =>
-  SetMetadata(ALLOWED_SCOPES, scopes);
+export const AllowScopes = (...scopes: Exclude<ApiKeyScope, 'admin'>[]): MethodDecorator =>
+  applyDecorators(SetMetadata(ALLOWED_SCOPES, scopes), AddRouteConfig({ allowed_scopes: scopes }));
 
 @Injectable()
 export class ScopesGuard implements CanActivate {

@@ -6,7 +6,7 @@ import {
   KeyPairView,
   MessageView,
   PageQueryDto,
-  Subjects,
+  Messages,
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
@@ -27,7 +27,7 @@ export class KeyPairsController {
   })
   @ApiProblems()
   create(@Body() dto: CreateKeyPairDto): Promise<KeyPairView> {
-    return this.bus.send(Subjects.keyPair.create, dto);
+    return this.bus.send(Messages.keyPair.create, dto);
   }
 
   @Get()
@@ -35,7 +35,7 @@ export class KeyPairsController {
   @ApiOkResponse({ type: KeyPairListView })
   @ApiProblems()
   list(@Query() query: PageQueryDto): Promise<KeyPairListView> {
-    return this.bus.send(Subjects.keyPair.list, query);
+    return this.bus.send(Messages.keyPair.list, query);
   }
 
   @Get(':id')
@@ -43,7 +43,7 @@ export class KeyPairsController {
   @ApiOkResponse({ type: KeyPairView })
   @ApiProblems(404)
   get(@Param('id', uuidParam) id: string): Promise<KeyPairView> {
-    return this.bus.send(Subjects.keyPair.get, { id });
+    return this.bus.send(Messages.keyPair.get, { id });
   }
 
   @Delete(':id')
@@ -51,6 +51,6 @@ export class KeyPairsController {
   @ApiOkResponse({ type: MessageView })
   @ApiProblems(404, 409)
   delete(@Param('id', uuidParam) id: string): Promise<MessageView> {
-    return this.bus.send(Subjects.keyPair.delete, { id });
+    return this.bus.send(Messages.keyPair.delete, { id });
   }
 }

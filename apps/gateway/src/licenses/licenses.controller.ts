@@ -7,7 +7,7 @@ import {
   LicenseView,
   ListLicensesQueryDto,
   MessageView,
-  Subjects,
+  Messages,
   UpdateLicenseDto,
   ValidateLicenseDto,
   ValidationResultView,
@@ -30,7 +30,7 @@ export class LicensesController {
   @ApiCreatedResponse({ type: LicenseView, description: 'The license, with its signed license_blob' })
   @ApiProblems(404, 422)
   create(@Body() dto: CreateLicenseDto): Promise<LicenseView> {
-    return this.bus.send(Subjects.license.create, dto);
+    return this.bus.send(Messages.license.create, dto);
   }
 
   @Get()
@@ -38,7 +38,7 @@ export class LicensesController {
   @ApiOkResponse({ type: LicenseListView })
   @ApiProblems()
   list(@Query() query: ListLicensesQueryDto): Promise<LicenseListView> {
-    return this.bus.send(Subjects.license.list, query);
+    return this.bus.send(Messages.license.list, query);
   }
 
   @Post('verify')
@@ -47,7 +47,7 @@ export class LicensesController {
   @ApiOkResponse({ type: VerifyResultView, description: 'valid is true only when errors is empty' })
   @ApiProblems(404)
   verify(@Body() dto: VerifyLicenseDto): Promise<VerifyResultView> {
-    return this.bus.send(Subjects.license.verify, dto);
+    return this.bus.send(Messages.license.verify, dto);
   }
 
   @Post('validate')
@@ -56,7 +56,7 @@ export class LicensesController {
   @ApiOkResponse({ type: ValidationResultView, description: 'valid is true only for code VALID' })
   @ApiProblems()
   validate(@Body() dto: ValidateLicenseDto): Promise<ValidationResultView> {
-    return this.bus.send(Subjects.license.validate, dto);
+    return this.bus.send(Messages.license.validate, dto);
   }
 
   @Get(':id')
@@ -64,7 +64,7 @@ export class LicensesController {
   @ApiOkResponse({ type: LicenseView })
   @ApiProblems(404)
   get(@Param('id', uuidParam) id: string): Promise<LicenseView> {
-    return this.bus.send(Subjects.license.get, { id });
+    return this.bus.send(Messages.license.get, { id });
   }
 
   @Get(':id/download')
@@ -79,7 +79,7 @@ export class LicensesController {
     @Param('id', uuidParam) id: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Buffer> {
-    const license = await this.bus.send<LicenseView>(Subjects.license.get, { id });
+    const license = await this.bus.send(Messages.license.get, { id });
     void reply
       .header('content-type', 'application/octet-stream')
       .header('content-disposition', `attachment; filename="${license.serial}.lic"`);
@@ -90,7 +90,7 @@ export class LicensesController {
   @ApiOkResponse({ type: LicenseView, description: 'The changed license, signed again (new license_blob)' })
   @ApiProblems(404, 409)
   update(@Param('id', uuidParam) id: string, @Body() changes: UpdateLicenseDto): Promise<LicenseView> {
-    return this.bus.send(Subjects.license.update, { id, changes });
+    return this.bus.send(Messages.license.update, { id, changes });
   }
 
   @Delete(':id')
@@ -98,6 +98,6 @@ export class LicensesController {
   @ApiOkResponse({ type: MessageView })
   @ApiProblems(404)
   revoke(@Param('id', uuidParam) id: string): Promise<MessageView> {
-    return this.bus.send(Subjects.license.revoke, { id });
+    return this.bus.send(Messages.license.revoke, { id });
   }
 }

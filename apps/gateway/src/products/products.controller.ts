@@ -7,7 +7,7 @@ import {
   ProductListView,
   ProductPublicKeyView,
   ProductView,
-  Subjects,
+  Messages,
   UpdateProductDto,
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
@@ -26,7 +26,7 @@ export class ProductsController {
   @ApiCreatedResponse({ type: ProductView })
   @ApiProblems(404, 409)
   create(@Body() dto: CreateProductDto): Promise<ProductView> {
-    return this.bus.send(Subjects.product.create, dto);
+    return this.bus.send(Messages.product.create, dto);
   }
 
   @Get()
@@ -34,7 +34,7 @@ export class ProductsController {
   @ApiOkResponse({ type: ProductListView })
   @ApiProblems()
   list(@Query() query: PageQueryDto): Promise<ProductListView> {
-    return this.bus.send(Subjects.product.list, query);
+    return this.bus.send(Messages.product.list, query);
   }
 
   @Get(':id')
@@ -42,14 +42,14 @@ export class ProductsController {
   @ApiOkResponse({ type: ProductView })
   @ApiProblems(404)
   get(@Param('id', uuidParam) id: string): Promise<ProductView> {
-    return this.bus.send(Subjects.product.get, { id });
+    return this.bus.send(Messages.product.get, { id });
   }
 
   @Put(':id')
   @ApiOkResponse({ type: ProductView })
   @ApiProblems(404)
   update(@Param('id', uuidParam) id: string, @Body() changes: UpdateProductDto): Promise<ProductView> {
-    return this.bus.send(Subjects.product.update, { id, changes });
+    return this.bus.send(Messages.product.update, { id, changes });
   }
 
   @Delete(':id')
@@ -57,7 +57,7 @@ export class ProductsController {
   @ApiOkResponse({ type: MessageView })
   @ApiProblems(404, 409)
   delete(@Param('id', uuidParam) id: string): Promise<MessageView> {
-    return this.bus.send(Subjects.product.delete, { id });
+    return this.bus.send(Messages.product.delete, { id });
   }
 
   @Get(':id/public-key')
@@ -65,6 +65,6 @@ export class ProductsController {
   @ApiOkResponse({ type: ProductPublicKeyView })
   @ApiProblems(404, 422)
   publicKey(@Param('id', uuidParam) id: string): Promise<ProductPublicKeyView> {
-    return this.bus.send(Subjects.catalog.publicKey, { id });
+    return this.bus.send(Messages.catalog.publicKey, { id });
   }
 }

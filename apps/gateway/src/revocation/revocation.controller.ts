@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import {
   CheckRevocationDto,
   CheckRevocationView,
-  Subjects,
+  Messages,
   SyncReportDto,
   SyncResultView,
 } from '@licensing/contracts';
@@ -26,7 +26,7 @@ export class RevocationController {
   })
   @ApiProblems()
   check(@Body() dto: CheckRevocationDto): Promise<CheckRevocationView> {
-    return this.bus.send(Subjects.revocation.check, dto);
+    return this.bus.send(Messages.revocation.check, dto);
   }
 
   @Post('sync')
@@ -38,6 +38,6 @@ export class RevocationController {
   })
   @ApiProblems()
   sync(@Body() dto: SyncReportDto): Promise<SyncResultView> {
-    return this.bus.send(Subjects.revocation.sync, dto);
+    return this.bus.send(Messages.revocation.sync, dto);
   }
 }

@@ -1,17 +1,17 @@
-import { MessagePattern } from '@nestjs/microservices';
 import {
+  ActivationCreatedReply,
   ActivationListView,
   ActivationView,
   CreateActivationDto,
   IdDto,
   ListActivationsQueryDto,
   MessageView,
-  Subjects,
+  Messages,
   ValidateLicenseDto,
   ValidationResultView,
 } from '@licensing/contracts';
-import { BusController, BusData, BusOrg } from '@licensing/shared/messaging';
-import { ActivationResult, ActivationsService } from './activations.service';
+import { BusController, BusData, BusOrg, Handles } from '@licensing/shared/messaging';
+import { ActivationsService } from './activations.service';
 import { LicenseValidator } from './license-validator.service';
 
 @BusController()
@@ -21,27 +21,27 @@ export class ActivationsController {
     private readonly validator: LicenseValidator,
   ) {}
 
-  @MessagePattern(Subjects.activation.create)
-  create(@BusOrg() orgId: string, @BusData() dto: CreateActivationDto): Promise<ActivationResult> {
+  @Handles(Messages.activation.create)
+  create(@BusOrg() orgId: string, @BusData() dto: CreateActivationDto): Promise<ActivationCreatedReply> {
     return this.activations.create(orgId, dto);
   }
 
-  @MessagePattern(Subjects.activation.list)
+  @Handles(Messages.activation.list)
   list(@BusOrg() orgId: string, @BusData() query: ListActivationsQueryDto): Promise<ActivationListView> {
     return this.activations.list(orgId, query);
   }
 
-  @MessagePattern(Subjects.activation.heartbeat)
+  @Handles(Messages.activation.heartbeat)
   heartbeat(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<ActivationView> {
     return this.activations.heartbeat(orgId, id);
   }
 
-  @MessagePattern(Subjects.activation.delete)
+  @Handles(Messages.activation.delete)
   delete(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<MessageView> {
     return this.activations.delete(orgId, id);
   }
 
-  @MessagePattern(Subjects.license.validate)
+  @Handles(Messages.license.validate)
   validate(@BusOrg() orgId: string, @BusData() dto: ValidateLicenseDto): Promise<ValidationResultView> {
     return this.validator.validate(orgId, dto);
   }

@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 
 import { DataSource, EntityManager, IsNull, MoreThan } from 'typeorm';
 import {
+  ActivationCreatedReply,
   ActivationListView,
   ActivationView,
   CreateActivationDto,
@@ -23,12 +24,6 @@ import { ActivationEntity } from './activation.entity';
 import { heartbeatDeadline, isLapsed, toActivationView } from './activation.mapper';
 import { ensureFreeSeat, seatLimit } from './seats';
 
-export interface ActivationResult {
-  activation: ActivationView;
-  /** False when the machine already held a seat: the same activation is answered again. */
-  created: boolean;
-}
-
 /**
  * Machine seats. Every activation of a license first takes that license's row lock, so counting
  * the seats in use and taking one are a single step: 50 machines racing for 5 seats get exactly 5.
@@ -40,7 +35,7 @@ export class ActivationsService {
     private readonly signer: LicenseSigner,
   ) {}
 
-  create(orgId: string, dto: CreateActivationDto): Promise<ActivationResult> {
+  create(orgId: string, dto: CreateActivationDto): Promise<ActivationCreatedReply> {
     return this.dataSource.transaction(async (manager) => {
       const now = new Date();
       const license = await this.lockLicense(manager, orgId, dto);

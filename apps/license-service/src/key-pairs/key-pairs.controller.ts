@@ -1,4 +1,3 @@
-import { MessagePattern } from '@nestjs/microservices';
 import {
   CreateKeyPairDto,
   IdDto,
@@ -6,31 +5,31 @@ import {
   KeyPairView,
   MessageView,
   PageQueryDto,
-  Subjects,
+  Messages,
 } from '@licensing/contracts';
-import { BusController, BusData, BusOrg } from '@licensing/shared/messaging';
+import { BusController, BusData, BusOrg, Handles } from '@licensing/shared/messaging';
 import { KeyPairsService } from './key-pairs.service';
 
 @BusController()
 export class KeyPairsController {
   constructor(private readonly keyPairs: KeyPairsService) {}
 
-  @MessagePattern(Subjects.keyPair.create)
+  @Handles(Messages.keyPair.create)
   create(@BusOrg() orgId: string, @BusData() dto: CreateKeyPairDto): Promise<KeyPairView> {
     return this.keyPairs.create(orgId, dto);
   }
 
-  @MessagePattern(Subjects.keyPair.list)
+  @Handles(Messages.keyPair.list)
   list(@BusOrg() orgId: string, @BusData() query: PageQueryDto): Promise<KeyPairListView> {
     return this.keyPairs.list(orgId, query);
   }
 
-  @MessagePattern(Subjects.keyPair.get)
+  @Handles(Messages.keyPair.get)
   get(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<KeyPairView> {
     return this.keyPairs.get(orgId, id);
   }
 
-  @MessagePattern(Subjects.keyPair.delete)
+  @Handles(Messages.keyPair.delete)
   delete(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<MessageView> {
     return this.keyPairs.delete(orgId, id);
   }

@@ -1,4 +1,3 @@
-import { MessagePattern } from '@nestjs/microservices';
 import {
   CreateLicenseDto,
   IdDto,
@@ -8,12 +7,12 @@ import {
   MessageView,
   SerialStatus,
   SerialStatusesRequest,
-  Subjects,
+  Messages,
   UpdateLicenseMessage,
   VerifyLicenseDto,
   VerifyResultView,
 } from '@licensing/contracts';
-import { BusController, BusData, BusOrg } from '@licensing/shared/messaging';
+import { BusController, BusData, BusOrg, Handles } from '@licensing/shared/messaging';
 import { LicenseVerifier } from './license-verifier.service';
 import { LicensesService } from './licenses.service';
 import { SerialStatusesService } from './serial-statuses.service';
@@ -26,38 +25,38 @@ export class LicensesController {
     private readonly serialStatuses: SerialStatusesService,
   ) {}
 
-  @MessagePattern(Subjects.license.create)
+  @Handles(Messages.license.create)
   create(@BusOrg() orgId: string, @BusData() dto: CreateLicenseDto): Promise<LicenseView> {
     return this.licenses.create(orgId, dto);
   }
 
-  @MessagePattern(Subjects.license.list)
+  @Handles(Messages.license.list)
   list(@BusOrg() orgId: string, @BusData() query: ListLicensesQueryDto): Promise<LicenseListView> {
     return this.licenses.list(orgId, query);
   }
 
-  @MessagePattern(Subjects.license.get)
+  @Handles(Messages.license.get)
   get(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<LicenseView> {
     return this.licenses.get(orgId, id);
   }
 
-  @MessagePattern(Subjects.license.update)
+  @Handles(Messages.license.update)
   update(@BusOrg() orgId: string, @BusData() { id, changes }: UpdateLicenseMessage): Promise<LicenseView> {
     return this.licenses.update(orgId, id, changes);
   }
 
-  @MessagePattern(Subjects.license.revoke)
+  @Handles(Messages.license.revoke)
   revoke(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<MessageView> {
     return this.licenses.revoke(orgId, id);
   }
 
   /** Internal: not on behalf of an organization, so no @BusOrg; the caller filters by org. */
-  @MessagePattern(Subjects.license.statuses)
+  @Handles(Messages.license.statuses)
   statuses(@BusData() { serials }: SerialStatusesRequest): Promise<SerialStatus[]> {
     return this.serialStatuses.lookup(serials);
   }
 
-  @MessagePattern(Subjects.license.verify)
+  @Handles(Messages.license.verify)
   verify(@BusOrg() orgId: string, @BusData() dto: VerifyLicenseDto): Promise<VerifyResultView> {
     return this.verifier.verify(orgId, dto);
   }

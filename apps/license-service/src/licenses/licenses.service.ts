@@ -9,7 +9,7 @@ import {
   LicenseView,
   ListLicensesQueryDto,
   MessageView,
-  Subjects,
+  Messages,
   UpdateLicenseDto,
   pageOf,
 } from '@licensing/contracts';
@@ -244,7 +244,7 @@ export class LicensesService {
 
   private async writeThrough(license: LicenseEntity): Promise<void> {
     try {
-      await this.bus.send(Subjects.revocation.put, { statuses: [toSerialStatus(license)] });
+      await this.bus.send(Messages.revocation.put, { statuses: [toSerialStatus(license)] });
     } catch {
       throw new DomainError(
         'unavailable',

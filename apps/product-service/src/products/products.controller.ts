@@ -1,4 +1,3 @@
-import { MessagePattern } from '@nestjs/microservices';
 import {
   CreateProductDto,
   IdDto,
@@ -6,37 +5,37 @@ import {
   PageQueryDto,
   ProductListView,
   ProductView,
-  Subjects,
+  Messages,
   UpdateProductMessage,
 } from '@licensing/contracts';
-import { BusController, BusData, BusOrg } from '@licensing/shared/messaging';
+import { BusController, BusData, BusOrg, Handles } from '@licensing/shared/messaging';
 import { ProductsService } from './products.service';
 
 @BusController()
 export class ProductsController {
   constructor(private readonly products: ProductsService) {}
 
-  @MessagePattern(Subjects.product.create)
+  @Handles(Messages.product.create)
   create(@BusOrg() orgId: string, @BusData() dto: CreateProductDto): Promise<ProductView> {
     return this.products.create(orgId, dto);
   }
 
-  @MessagePattern(Subjects.product.list)
+  @Handles(Messages.product.list)
   list(@BusOrg() orgId: string, @BusData() query: PageQueryDto): Promise<ProductListView> {
     return this.products.list(orgId, query);
   }
 
-  @MessagePattern(Subjects.product.get)
+  @Handles(Messages.product.get)
   get(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<ProductView> {
     return this.products.get(orgId, id);
   }
 
-  @MessagePattern(Subjects.product.update)
+  @Handles(Messages.product.update)
   update(@BusOrg() orgId: string, @BusData() { id, changes }: UpdateProductMessage): Promise<ProductView> {
     return this.products.update(orgId, id, changes);
   }
 
-  @MessagePattern(Subjects.product.delete)
+  @Handles(Messages.product.delete)
   delete(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<MessageView> {
     return this.products.delete(orgId, id);
   }

@@ -8,7 +8,7 @@ import {
   PageQueryDto,
   ProductListView,
   ProductView,
-  Subjects,
+  Messages,
   UpdateProductDto,
   pageOf,
 } from '@licensing/contracts';
@@ -60,7 +60,7 @@ export class ProductsService {
           changes: auditChanges(null, view),
           occurredAt: now,
         });
-        await this.bus.send(Subjects.catalog.upsert, toCatalogProduct(product));
+        await this.bus.send(Messages.catalog.upsert, toCatalogProduct(product));
       });
     } catch (error) {
       if (isUniqueViolation(error, 'uq_products_org_code')) {
@@ -118,7 +118,7 @@ export class ProductsService {
         changes: auditChanges(before, view),
         occurredAt: product.updatedAt,
       });
-      await this.bus.send(Subjects.catalog.upsert, toCatalogProduct(product));
+      await this.bus.send(Messages.catalog.upsert, toCatalogProduct(product));
       return view;
     });
   }
@@ -130,7 +130,7 @@ export class ProductsService {
   async delete(orgId: string, id: string): Promise<MessageView> {
     await this.dataSource.transaction(async (manager) => {
       const product = await this.lock(manager, orgId, id);
-      await this.bus.send(Subjects.catalog.retire, { id: product.id });
+      await this.bus.send(Messages.catalog.retire, { id: product.id });
       await manager.delete(ProductEntity, { id: product.id, orgId });
       const view = toProductView(product);
       await recordEvent(manager, { type: 'product.deleted', orgId, data: view });

@@ -1,14 +1,13 @@
-import { MessagePattern } from '@nestjs/microservices';
 import {
   CheckRevocationDto,
   CheckRevocationView,
   SerialStatusPutDto,
-  Subjects,
+  Messages,
   SyncReportDto,
   SyncResultView,
 } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
-import { BusController, BusData, BusOrg } from '@licensing/shared/messaging';
+import { BusController, BusData, BusOrg, Handles } from '@licensing/shared/messaging';
 import { SerialStatusCache } from '../cache/serial-status.cache';
 import { RevocationService } from './revocation.service';
 
@@ -19,12 +18,12 @@ export class RevocationController {
     private readonly cache: SerialStatusCache,
   ) {}
 
-  @MessagePattern(Subjects.revocation.check)
+  @Handles(Messages.revocation.check)
   check(@BusOrg() orgId: string, @BusData() { serials }: CheckRevocationDto): Promise<CheckRevocationView> {
     return this.revocation.check(orgId, serials);
   }
 
-  @MessagePattern(Subjects.revocation.sync)
+  @Handles(Messages.revocation.sync)
   sync(@BusOrg() orgId: string, @BusData() dto: SyncReportDto): Promise<SyncResultView> {
     return this.revocation.sync(orgId, dto);
   }
@@ -34,7 +33,7 @@ export class RevocationController {
    * read, it cannot fall back: an `unavailable` makes the license service's caller retry, rather
    * than a change answered while an older status may still be served from the cache.
    */
-  @MessagePattern(Subjects.revocation.put)
+  @Handles(Messages.revocation.put)
   async put(@BusData() { statuses }: SerialStatusPutDto): Promise<{ ok: true }> {
     try {
       await this.cache.putMany(statuses);

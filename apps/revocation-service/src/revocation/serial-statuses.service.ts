@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
-import { SerialStatus, Subjects } from '@licensing/contracts';
+import { SerialStatus, Messages } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { SerialStatusCache } from '../cache/serial-status.cache';
 
@@ -33,7 +33,7 @@ export class SerialStatusesService implements BeforeApplicationShutdown {
     }
     if (misses.length === 0) return found;
 
-    const stored = await this.bus.send<SerialStatus[]>(Subjects.license.statuses, { serials: misses });
+    const stored = await this.bus.send(Messages.license.statuses, { serials: misses });
     for (const status of stored) found.set(status.serial, status);
     if (cacheUp) {
       const unknown = misses.filter((serial) => !found.has(serial));

@@ -3,6 +3,7 @@ import { IsObject, IsString, IsUUID, Length, ValidateIf } from 'class-validator'
 import { PageQueryDto } from '../common/pagination.dto';
 import { Optional } from '../common/validation';
 import {
+  LICENSE_STATUSES,
   LicenseStatus,
   VALIDATION_CODES,
   ValidationCode,
@@ -102,11 +103,23 @@ export class ValidateLicenseDto {
   components?: Record<string, string>;
 }
 
+/** What validate says of the license: the verified summary, with its stored status and seats. */
+export class ValidatedLicenseView extends VerifiedLicenseSummaryView {
+  @ApiProperty({ enum: LICENSE_STATUSES }) status!: LicenseStatus;
+  @ApiProperty() max_seats!: number;
+}
+
 export class ValidationResultView {
   @ApiProperty() valid!: boolean;
   @ApiProperty({ enum: VALIDATION_CODES }) code!: ValidationCode;
   @ApiProperty() detail!: string;
-  @ApiProperty({ type: VerifiedLicenseSummaryView, nullable: true }) license!:
-    (VerifiedLicenseSummaryView & { status: LicenseStatus; max_seats: number }) | null;
+  @ApiProperty({ type: ValidatedLicenseView, nullable: true }) license!: ValidatedLicenseView | null;
   @ApiProperty({ type: ActivationView, nullable: true }) activation!: ActivationView | null;
+}
+
+/** The license service's answer to an activation: the seat, and whether it is new (201) or held already (200). */
+export interface ActivationCreatedReply {
+  activation: ActivationView;
+  /** False when the machine already held a seat: the same activation is answered again. */
+  created: boolean;
 }

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { ValidateIf } from 'class-validator';
+import { ValidateBy, ValidateIf, ValidationOptions, buildMessage } from 'class-validator';
 
 /** The field may be left out, but when present it must not be null. */
 export const Optional = (): PropertyDecorator => ValidateIf((_object, value) => value !== undefined);
@@ -15,4 +15,24 @@ export const Nullable = (): PropertyDecorator =>
 export const IntegerQuery = (): PropertyDecorator =>
   Transform(({ value }: { value: unknown }) =>
     typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value,
+  );
+
+/**
+ * Text PostgreSQL can store and return exactly: no NUL character (text columns refuse it) and no
+ * lone surrogate (it has no UTF-8 form, and PostgreSQL's JSON parser refuses its escape).
+ */
+export const IsStorableText = (validationOptions?: ValidationOptions): PropertyDecorator =>
+  ValidateBy(
+    {
+      name: 'isStorableText',
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'string' && !value.includes('\u0000') && value.isWellFormed(),
+        defaultMessage: buildMessage(
+          (each) => `${each}$property must be text without NUL characters or lone surrogates`,
+          validationOptions,
+        ),
+      },
+    },
+    validationOptions,
   );

@@ -3,6 +3,7 @@ import {
   ArrayMaxSize,
   ArrayMinSize,
   IsArray,
+  IsISO8601,
   IsInt,
   IsString,
   IsUUID,
@@ -10,8 +11,9 @@ import {
   Max,
   Min,
 } from 'class-validator';
-import { Optional } from '../common/validation';
+import { IsStorableText, Nullable, Optional } from '../common/validation';
 import { LICENSE_STATUSES, LicenseStatus, MAX_SEATS } from '../licenses/license.dto';
+import { MAX_FEATURES } from '../products/product.dto';
 
 export const MAX_SERIALS_PER_CHECK = 100;
 export const REVOCATION_STATUSES = [...LICENSE_STATUSES, 'not_found'] as const;
@@ -62,10 +64,10 @@ export class SyncReportDto {
   @Length(1, 64)
   app_version?: string;
 
-  @ApiPropertyOptional({ type: [String], maxItems: 100 })
+  @ApiPropertyOptional({ type: [String], maxItems: MAX_FEATURES })
   @Optional()
   @IsArray()
-  @ArrayMaxSize(100)
+  @ArrayMaxSize(MAX_FEATURES)
   @IsString({ each: true })
   @Length(1, 100, { each: true })
   features_used?: string[];
@@ -109,17 +111,27 @@ export interface SerialStatus {
   version: number;
 }
 
-/** A usage report as it travels on the SYNC_REPORTS stream to the analytics service. */
-export interface SyncReportRecord {
-  report_id: string;
-  org_id: string;
-  license_id: string;
-  product_id: string;
-  serial: string;
-  hardware_fingerprint: string | null;
-  app_version: string | null;
-  features_used: string[];
-  seats_in_use: number | null;
-  status: SyncStatus;
-  received_at: string;
+/**
+ * A usage report as it travels on the SYNC_REPORTS stream to the analytics service, validated
+ * there on receipt (`decodeMessage`): whatever passes is something PostgreSQL can store.
+ * `status` is not checked against today's SYNC_STATUSES: a status added later must not cost a report.
+ */
+export class SyncReportRecord {
+  @IsUUID('all') report_id!: string;
+  @IsUUID('all') org_id!: string;
+  @IsUUID('all') license_id!: string;
+  @IsUUID('all') product_id!: string;
+  @IsString() @Length(1, 200) @IsStorableText() serial!: string;
+  @Nullable() @IsString() @Length(1, 512) @IsStorableText() hardware_fingerprint!: string | null;
+  @Nullable() @IsString() @Length(1, 64) @IsStorableText() app_version!: string | null;
+  @Nullable()
+  @IsArray()
+  @ArrayMaxSize(MAX_FEATURES)
+  @IsString({ each: true })
+  @Length(1, 100, { each: true })
+  @IsStorableText({ each: true })
+  features_used!: string[];
+  @Nullable() @IsInt() @Min(0) @Max(MAX_SEATS) seats_in_use!: number | null;
+  @IsString() @Length(1, 20) @IsStorableText() status!: SyncStatus;
+  @IsISO8601() received_at!: string;
 }

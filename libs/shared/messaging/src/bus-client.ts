@@ -11,6 +11,7 @@ import {
   Subscription,
   connect,
 } from 'nats';
+import { BroadcastDefinition, MessageDefinition } from '@licensing/contracts';
 import { DomainError, toDomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
 import { BusEnvelope } from './envelope';
@@ -83,7 +84,8 @@ export class BusClient implements OnApplicationShutdown {
    * Nest's ClientNats subscribes and unsubscribes for every single one. A subject nobody serves
    * fails at once (no responders) instead of waiting for the timeout.
    */
-  async send<TReply>(subject: string, data: unknown): Promise<TReply> {
+  async send<Request, Reply>(message: MessageDefinition<Request, Reply>, data: Request): Promise<Reply> {
+    const { subject } = message;
     if (!this.connected) {
       throw new DomainError('unavailable', 'The message bus is unreachable; retry later');
     }
@@ -98,34 +100,38 @@ export class BusClient implements OnApplicationShutdown {
       },
       data,
     };
-    let packet: ReplyPacket<TReply>;
+    let packet: ReplyPacket<Reply>;
     try {
       const reply = await this.connection().request(
         target,
         codec.encode({ pattern: target, data: envelope, id: randomUUID() }),
         { timeout: this.options.timeoutMs },
       );
-      packet = codec.decode(reply.data) as ReplyPacket<TReply>;
+      packet = codec.decode(reply.data) as ReplyPacket<Reply>;
     } catch (error) {
       throw this.translate(subject, error);
     }
     if (packet.err !== undefined && packet.err !== null) throw this.translate(subject, packet.err);
-    return packet.response as TReply;
+    return packet.response as Reply;
   }
 
   /**
    * Fire-and-forget broadcast to every subscriber (no queue group): for cache invalidations that
    * every replica must see, not for work that one replica must do.
    */
-  publish(subject: string, data: unknown): void {
-    this.connection().publish(namespaced(this.options.namespace, subject), codec.encode(data));
+  publish<Payload>(broadcast: BroadcastDefinition<Payload>, payload: Payload): void {
+    this.connection().publish(namespaced(this.options.namespace, broadcast.subject), codec.encode(payload));
   }
 
-  subscribe<T>(subject: string, handler: (data: T) => void): Subscription {
+  subscribe<Payload>(
+    broadcast: BroadcastDefinition<Payload>,
+    handler: (payload: Payload) => void,
+  ): Subscription {
+    const { subject } = broadcast;
     return this.connection().subscribe(namespaced(this.options.namespace, subject), {
       callback: (error, message) => {
         if (error) return this.logger.error({ subject, err: String(error), msg: 'subscription failed' });
-        handler(codec.decode(message.data) as T);
+        handler(codec.decode(message.data) as Payload);
       },
     });
   }

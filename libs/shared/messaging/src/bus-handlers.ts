@@ -12,7 +12,8 @@ import {
   UseInterceptors,
   applyDecorators,
 } from '@nestjs/common';
-import { NatsContext, Payload } from '@nestjs/microservices';
+import { MessagePattern, NatsContext, Payload } from '@nestjs/microservices';
+import { MessageDefinition } from '@licensing/contracts';
 import { Observable, throwError } from 'rxjs';
 import { DomainError, SerializedError, createValidationPipe, toDomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
@@ -82,3 +83,18 @@ export const BusOrg = (): ParameterDecorator =>
       return ctx.org_id;
     },
   });
+
+/**
+ * Declares the handler of a message. The method must answer the message's reply type, so the
+ * handler and every caller's `bus.send(message, …)` agree on it at compile time; its `@BusData()`
+ * parameter, typed with the request class, is validated on receipt.
+ */
+export function Handles<Request, Reply>(message: MessageDefinition<Request, Reply>) {
+  return <Method extends (...args: never[]) => Reply | Promise<Reply>>(
+    target: object,
+    key: string | symbol,
+    descriptor: TypedPropertyDescriptor<Method>,
+  ): void => {
+    MessagePattern(message.subject)(target, key, descriptor);
+  };
+}

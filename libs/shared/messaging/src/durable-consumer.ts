@@ -222,6 +222,7 @@ export class DurableConsumer<T> {
         this.logger.warn({ msg: 'batch not processed; retrying', count: batch.length, err: String(error) });
         outcomes = batch.map(() => ({ retryInMs }));
       }
+      this.logger.debug({ msg: 'batch processed', count: batch.length });
       batch.forEach(({ message }, i) => {
         const outcome = outcomes[i] ?? { retryInMs: this.spec.retryDelayMs ?? MAX_BACKOFF_MS };
         if (outcome === 'ack') message.ack();

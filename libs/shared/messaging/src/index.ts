@@ -8,3 +8,4 @@ export * from './bus-service';
 export * from './jetstream';
 export * from './dead-letter';
 export * from './durable-consumer';
+export * from './decode-message';

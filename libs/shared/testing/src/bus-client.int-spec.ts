@@ -1,3 +1,4 @@
+import { defineMessage } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
 import { BusClient } from '@licensing/shared/messaging';
@@ -17,12 +18,12 @@ describe('BusClient', () => {
 
   beforeAll(async () => {
     peer = (await ScriptedPeer.connect(namespace))
-      .on('test.echo.v1', (data) => ({ response: { echoed: data } }))
-      .on('test.refuse.v1', () => ({
+      .on(defineMessage('test.echo.v1'), (data) => ({ response: { echoed: data } }))
+      .on(defineMessage('test.refuse.v1'), () => ({
         err: { code: 'seat_limit_reached', status: 409, message: 'All 5 seats are in use' },
       }))
-      .on('test.silent.v1', () => new Promise(() => undefined))
-      .on('test.context.v1', (data, ctx) => {
+      .on(defineMessage('test.silent.v1'), () => new Promise(() => undefined))
+      .on(defineMessage('test.context.v1'), (data, ctx) => {
         seen.push({ data, ctx });
         return { response: true };
       });
@@ -41,11 +42,11 @@ describe('BusClient', () => {
   });
 
   it('answers the reply of the service', async () => {
-    await expect(client.send('test.echo.v1', { a: 1 })).resolves.toEqual({ echoed: { a: 1 } });
+    await expect(client.send(defineMessage('test.echo.v1'), { a: 1 })).resolves.toEqual({ echoed: { a: 1 } });
   });
 
   it('turns a typed error from the service into the same DomainError', async () => {
-    const error = await client.send('test.refuse.v1', {}).catch((e: unknown) => e);
+    const error = await client.send(defineMessage('test.refuse.v1'), {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DomainError);
     expect(error).toMatchObject({
       code: 'seat_limit_reached',
@@ -56,7 +57,7 @@ describe('BusClient', () => {
 
   it('fails at once with unavailable when no service serves the subject', async () => {
     const started = Date.now();
-    await expect(client.send('test.nobody.v1', {})).rejects.toMatchObject({
+    await expect(client.send(defineMessage('test.nobody.v1'), {})).rejects.toMatchObject({
       code: 'unavailable',
       status: 503,
     });
@@ -64,7 +65,7 @@ describe('BusClient', () => {
   });
 
   it('gives up with unavailable when the service does not answer in time', async () => {
-    await expect(client.send('test.silent.v1', {})).rejects.toMatchObject({
+    await expect(client.send(defineMessage('test.silent.v1'), {})).rejects.toMatchObject({
       code: 'unavailable',
       status: 503,
     });
@@ -72,7 +73,7 @@ describe('BusClient', () => {
 
   it("carries the caller's request id and organization", async () => {
     await requestContext.run({ request_id: 'req-42', org_id: 'org-7' }, () =>
-      client.send('test.context.v1', { x: 1 }),
+      client.send(defineMessage('test.context.v1'), { x: 1 }),
     );
     expect(seen).toEqual([{ data: { x: 1 }, ctx: { request_id: 'req-42', org_id: 'org-7' } }]);
   });

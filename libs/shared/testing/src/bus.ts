@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { JSONCodec, NatsConnection, Subscription, connect } from 'nats';
+import { MessageDefinition } from '@licensing/contracts';
 import { requestContext } from '@licensing/shared/logging';
 import { BusClient, namespaced } from '@licensing/shared/messaging';
 import { TEST_NATS_URL } from './environment';
@@ -14,11 +15,15 @@ export class BusTestClient {
     return new BusTestClient(client);
   }
 
+  /**
+   * Requests on behalf of `orgId`. The reply is typed by the message; the request is not, so that a
+   * test can send what no well-typed caller could (an invalid id, a missing field).
+   */
   as(orgId: string) {
     return {
-      send: <T = any>(subject: string, data: unknown): Promise<T> =>
+      send: <Reply>(message: MessageDefinition<unknown, Reply>, data: unknown): Promise<Reply> =>
         requestContext.run({ request_id: randomUUID(), org_id: orgId }, () =>
-          this.client.send<T>(subject, data),
+          this.client.send(message, data),
         ),
     };
   }
@@ -50,17 +55,17 @@ export class ScriptedPeer {
     return new ScriptedPeer(await connect({ servers: TEST_NATS_URL }), namespace);
   }
 
-  /** Answers `subject` with what `handler` returns for each request's payload (and its context). */
+  /** Answers `message` with what `handler` returns for each request's payload (and its context). */
   on(
-    subject: string,
+    message: MessageDefinition<unknown, unknown>,
     handler: (data: any, ctx: { request_id: string; org_id?: string }) => Reply | Promise<Reply>,
   ): this {
-    const subscription = this.connection.subscribe(namespaced(this.namespace, subject), {
-      callback: (error, message) => {
+    const subscription = this.connection.subscribe(namespaced(this.namespace, message.subject), {
+      callback: (error, received) => {
         if (error) return;
-        const request = this.codec.decode(message.data);
+        const request = this.codec.decode(received.data);
         void Promise.resolve(handler(request.data.data, request.data.ctx)).then((reply) =>
-          message.respond(JSONCodec().encode({ id: request.id, isDisposed: true, ...reply })),
+          received.respond(JSONCodec().encode({ id: request.id, isDisposed: true, ...reply })),
         );
       },
     });

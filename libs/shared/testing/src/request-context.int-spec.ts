@@ -1,3 +1,4 @@
+import { defineMessage } from '@licensing/contracts';
 import { Logger, Module } from '@nestjs/common';
 import { INestApplication } from '@nestjs/common';
 import { MessagePattern } from '@nestjs/microservices';
@@ -68,7 +69,7 @@ describe('request context across the bus', () => {
 
   it("puts the caller's request id, organization and the subject on the service's log lines", async () => {
     const reply = await requestContext.run({ request_id: 'req-abc', org_id: 'org-1' }, () =>
-      client.send('test.greet.v1', { name: 'ada' }),
+      client.send(defineMessage('test.greet.v1'), { name: 'ada' }),
     );
     expect(reply).toEqual({ greeting: 'hello ada of org-1' });
     expect(lines).toContainEqual(
@@ -86,7 +87,9 @@ describe('request context across the bus', () => {
 
   it('validates the payload with the DTO and answers typed errors', async () => {
     await expect(
-      requestContext.run({ request_id: 'r', org_id: 'o' }, () => client.send('test.greet.v1', { name: 1 })),
+      requestContext.run({ request_id: 'r', org_id: 'o' }, () =>
+        client.send(defineMessage('test.greet.v1'), { name: 1 }),
+      ),
     ).rejects.toMatchObject({
       code: 'validation_failed',
       status: 400,
@@ -94,7 +97,7 @@ describe('request context across the bus', () => {
     });
     await expect(
       requestContext.run({ request_id: 'r', org_id: 'o' }, () =>
-        client.send('test.greet.v1', { name: 'nobody' }),
+        client.send(defineMessage('test.greet.v1'), { name: 'nobody' }),
       ),
     ).rejects.toMatchObject({ code: 'not_found', status: 404 });
   });

@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { OrganizationLimitsService } from './organization-limits.service';
+import { RateLimitService } from './rate-limit.service';
+
+/** Rate limits per API key and route class, and per license for activations, in a shared Redis. */
+@Module({
+  providers: [OrganizationLimitsService, RateLimitService],
+  exports: [OrganizationLimitsService, RateLimitService],
+})
+export class RateLimitsModule {}

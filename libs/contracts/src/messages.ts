@@ -1,0 +1,138 @@
+import {
+  ActivationCreatedReply,
+  ActivationListView,
+  ActivationView,
+  CreateActivationDto,
+  ListActivationsQueryDto,
+  ValidateLicenseDto,
+  ValidationResultView,
+} from './activations/activation.dto';
+import {
+  AnalyticsRangeQueryDto,
+  FeaturesView,
+  LicenseUsageRequest,
+  LicenseUsageView,
+  UsageQueryDto,
+  UsageView,
+  VersionsView,
+} from './analytics/analytics.dto';
+import { CatalogProductDto } from './catalog/catalog.dto';
+import { IdDto, MessageView } from './common/common.dto';
+import { PageQueryDto } from './common/pagination.dto';
+import { CreateKeyPairDto, KeyPairListView, KeyPairView } from './key-pairs/key-pair.dto';
+import {
+  CreateLicenseDto,
+  LicenseListView,
+  LicenseView,
+  ListLicensesQueryDto,
+  UpdateLicenseMessage,
+  VerifyLicenseDto,
+  VerifyResultView,
+} from './licenses/license.dto';
+import {
+  CreateProductDto,
+  ProductListView,
+  ProductPublicKeyView,
+  ProductView,
+  UpdateProductMessage,
+} from './products/product.dto';
+import {
+  CheckRevocationDto,
+  CheckRevocationView,
+  SerialStatus,
+  SyncReportDto,
+  SyncResultView,
+} from './revocation/revocation.dto';
+import { SerialStatusesRequest } from './revocation/serial-status.dto';
+import { SerialStatusPutDto } from './revocation/serial-status-put.dto';
+
+/**
+ * One message on the bus: its versioned subject, and in its type what is sent and what comes back.
+ * `bus.send(Messages.license.create, dto)` needs a `CreateLicenseDto` and answers a `LicenseView`;
+ * a handler declared with `@Handles(Messages.license.create)` must answer one. The request is
+ * validated on receipt with the same class-validator class the gateway validated it with.
+ */
+export interface MessageDefinition<Request, Reply> {
+  readonly subject: string;
+  /** Types only: these two members never exist at run time. */
+  readonly request?: Request;
+  readonly reply?: Reply;
+}
+
+/** A definition for `subject` (`<resource>.<verb>.v<N>`: a breaking change is a new version beside the old). */
+export function defineMessage<Request, Reply>(subject: string): MessageDefinition<Request, Reply> {
+  return { subject };
+}
+
+/** The request type of a message definition. */
+export type RequestOf<M> = M extends MessageDefinition<infer Request, unknown> ? Request : never;
+/** The reply type of a message definition. */
+export type ReplyOf<M> = M extends MessageDefinition<unknown, infer Reply> ? Reply : never;
+
+/** The reply of a command whose only answer is that it was done. */
+export interface OkReply {
+  ok: true;
+}
+
+/** Every request/reply message between the gateway and the services, and between services. */
+export const Messages = {
+  product: {
+    create: defineMessage<CreateProductDto, ProductView>('product.create.v1'),
+    list: defineMessage<PageQueryDto, ProductListView>('product.list.v1'),
+    get: defineMessage<IdDto, ProductView>('product.get.v1'),
+    update: defineMessage<UpdateProductMessage, ProductView>('product.update.v1'),
+    delete: defineMessage<IdDto, MessageView>('product.delete.v1'),
+  },
+  license: {
+    create: defineMessage<CreateLicenseDto, LicenseView>('license.create.v1'),
+    list: defineMessage<ListLicensesQueryDto, LicenseListView>('license.list.v1'),
+    get: defineMessage<IdDto, LicenseView>('license.get.v1'),
+    revoke: defineMessage<IdDto, MessageView>('license.revoke.v1'),
+    verify: defineMessage<VerifyLicenseDto, VerifyResultView>('license.verify.v1'),
+    update: defineMessage<UpdateLicenseMessage, LicenseView>('license.update.v1'),
+    validate: defineMessage<ValidateLicenseDto, ValidationResultView>('license.validate.v1'),
+    /** Stored status of up to 100 serials, of any organization: the revocation cache's source on a miss. */
+    statuses: defineMessage<SerialStatusesRequest, SerialStatus[]>('license.statuses.v1'),
+  },
+  keyPair: {
+    create: defineMessage<CreateKeyPairDto, KeyPairView>('key-pair.create.v1'),
+    list: defineMessage<PageQueryDto, KeyPairListView>('key-pair.list.v1'),
+    get: defineMessage<IdDto, KeyPairView>('key-pair.get.v1'),
+    delete: defineMessage<IdDto, MessageView>('key-pair.delete.v1'),
+  },
+  /** The license service's copy of each product: what signing and seat rules need, kept in step by the product service. */
+  catalog: {
+    upsert: defineMessage<CatalogProductDto, OkReply>('license.catalog.upsert.v1'),
+    retire: defineMessage<IdDto, OkReply>('license.catalog.retire.v1'),
+    publicKey: defineMessage<IdDto, ProductPublicKeyView>('license.catalog.public-key.v1'),
+  },
+  activation: {
+    create: defineMessage<CreateActivationDto, ActivationCreatedReply>('activation.create.v1'),
+    list: defineMessage<ListActivationsQueryDto, ActivationListView>('activation.list.v1'),
+    delete: defineMessage<IdDto, MessageView>('activation.delete.v1'),
+    heartbeat: defineMessage<IdDto, ActivationView>('activation.heartbeat.v1'),
+  },
+  revocation: {
+    check: defineMessage<CheckRevocationDto, CheckRevocationView>('revocation.check.v1'),
+    sync: defineMessage<SyncReportDto, SyncResultView>('revocation.sync.v1'),
+    /** Write-through from the license service: the new status is in the cache before the change is answered. */
+    put: defineMessage<SerialStatusPutDto, OkReply>('revocation.cache.put.v1'),
+  },
+  analytics: {
+    usage: defineMessage<UsageQueryDto, UsageView>('analytics.usage.v1'),
+    features: defineMessage<AnalyticsRangeQueryDto, FeaturesView>('analytics.features.v1'),
+    versions: defineMessage<AnalyticsRangeQueryDto, VersionsView>('analytics.versions.v1'),
+    licenseUsage: defineMessage<LicenseUsageRequest, LicenseUsageView>('analytics.license-usage.v1'),
+  },
+} as const;
+
+/** A broadcast (no queue group, no reply): every subscriber receives it, every gateway replica included. */
+export interface BroadcastDefinition<Payload> {
+  readonly subject: string;
+  readonly payload?: Payload;
+}
+
+export const Broadcasts = {
+  /** An API key was revoked: every gateway drops it from its cache at once. */
+  apiKeyRevoked: { subject: 'identity.api-key.revoked.v1' } as BroadcastDefinition<{ key_hash: string }>,
+} as const;

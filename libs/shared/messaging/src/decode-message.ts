@@ -1,0 +1,38 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { flattenValidationErrors } from '@licensing/shared/errors';
+
+type Class<T> = new () => T;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Reads a stream message (an event, a sync report, an audit entry) with the class-validator class
+ * that declares it: strict UTF-8, JSON, an object, then the class's own rules. The one decoder of
+ * every consumer: no hand-written validators. A failure names every field at fault.
+ */
+export function decodeMessage<T extends object>(
+  type: Class<T>,
+  data: Uint8Array,
+): { value: T } | { problem: string } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(utf8.decode(data));
+  } catch {
+    return { problem: 'not JSON' };
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { problem: 'not an object' };
+  const value = plainToInstance(type, raw);
+  const errors = validateSync(value, {
+    forbidUnknownValues: true,
+    validationError: { target: false, value: false },
+  });
+  if (errors.length > 0) {
+    return {
+      problem: flattenValidationErrors(errors)
+        .map((error) => error.message)
+        .join('; '),
+    };
+  }
+  return { value };
+}
