@@ -2,31 +2,68 @@
 // Prettier's job, not ESLint's. The boundaries rule reads Nx's cached project graph, so
 // `npm run lint` computes it first (`nx show projects`): on a fresh clone the rule would otherwise
 // be skipped with a warning.
+const js = require('@eslint/js');
 const nx = require('@nx/eslint-plugin');
+const globals = require('globals');
 const tseslint = require('typescript-eslint');
 
-const boundaries = (allow = []) => [
+// What a project may import, by its tags (project.json). `type` says what a project is:
+//   app        a deployable service (apps/*)
+//   e2e        the end-to-end suite, which boots every app (apps/gateway-e2e)
+//   contracts  the messages between services (libs/contracts)
+//   data       libraries that do I/O: PostgreSQL, the outbox, NATS (libs/shared/{database,events,messaging})
+//   util       framework-free or I/O-free helpers (libs/license-format, libs/shared/{config,errors,logging})
+//   testing    test helpers and factories (libs/shared/testing): only tests may import it
+// `scope` says whose it is: a service's code imports its own scope and `shared`, nothing else.
+const TYPES = {
+  'type:app': ['type:contracts', 'type:data', 'type:util'],
+  'type:data': ['type:contracts', 'type:data', 'type:util'],
+  'type:contracts': ['type:contracts', 'type:util'],
+  'type:util': ['type:util'],
+  'type:testing': ['type:testing', 'type:contracts', 'type:data', 'type:util'],
+  'type:e2e': ['type:app', 'type:testing', 'type:contracts', 'type:data', 'type:util'],
+};
+const SCOPES = {
+  'scope:shared': ['scope:shared'],
+  'scope:gateway': ['scope:gateway', 'scope:shared'],
+  'scope:product': ['scope:product', 'scope:shared'],
+  'scope:license': ['scope:license', 'scope:shared'],
+  'scope:revocation': ['scope:revocation', 'scope:shared'],
+  'scope:analytics': ['scope:analytics', 'scope:shared'],
+  'scope:e2e': [
+    'scope:gateway',
+    'scope:product',
+    'scope:license',
+    'scope:revocation',
+    'scope:analytics',
+    'scope:shared',
+  ],
+};
+
+/**
+ * @param test  a test file (spec, int-spec, e2e-spec) of any project may also import `type:testing`.
+ * @param allow import paths exempt from the rule.
+ */
+const boundaries = ({ test = false, allow = [] } = {}) => [
   'error',
   {
     allow,
     enforceBuildableLibDependency: false,
     banTransitiveDependencies: false,
     depConstraints: [
-      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
-      { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
-      { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:lib', 'type:app'] },
-      { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
-      { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:gateway', 'scope:shared'] },
-      { sourceTag: 'scope:product', onlyDependOnLibsWithTags: ['scope:product', 'scope:shared'] },
-      { sourceTag: 'scope:license', onlyDependOnLibsWithTags: ['scope:license', 'scope:shared'] },
-      { sourceTag: 'scope:revocation', onlyDependOnLibsWithTags: ['scope:revocation', 'scope:shared'] },
-      { sourceTag: 'scope:analytics', onlyDependOnLibsWithTags: ['scope:analytics', 'scope:shared'] },
+      ...Object.entries(TYPES).map(([sourceTag, tags]) => ({
+        sourceTag,
+        onlyDependOnLibsWithTags: test && !tags.includes('type:testing') ? [...tags, 'type:testing'] : tags,
+      })),
+      ...Object.entries(SCOPES).map(([sourceTag, tags]) => ({ sourceTag, onlyDependOnLibsWithTags: tags })),
     ],
   },
 ];
 
+const TEST_FILES = ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'];
+
 module.exports = tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/tmp/**', '**/coverage/**', '**/*.js'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/tmp/**', '**/coverage/**'] },
   {
     files: ['**/*.ts'],
     plugins: { '@nx': nx, '@typescript-eslint': tseslint.plugin },
@@ -46,9 +83,29 @@ module.exports = tseslint.config(
     },
   },
   {
+    // Tests may use the shared test helpers and factories; production code may not.
+    files: TEST_FILES,
+    rules: { '@nx/enforce-module-boundaries': boundaries({ test: true }) },
+  },
+  {
     // The end-to-end harness boots every service in its own process through each app's index.ts;
     // nothing else may import an app.
     files: ['apps/gateway-e2e/**/*.ts'],
-    rules: { '@nx/enforce-module-boundaries': boundaries(['@licensing/app/*']) },
+    rules: { '@nx/enforce-module-boundaries': boundaries({ allow: ['@licensing/app/*'] }) },
+  },
+  {
+    // Plain CommonJS scripts run by Node (tools, benchmarks, jest and lint settings): no type
+    // information, so the rules that catch bugs without it.
+    files: ['**/*.js'],
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: 'commonjs',
+      globals: { ...globals.node },
+    },
+    rules: {
+      ...js.configs.recommended.rules,
+      'no-unused-vars': ['error', { argsIgnorePattern: '^_', caughtErrors: 'none' }],
+      eqeqeq: ['error', 'always'],
+    },
   },
 );

@@ -3,12 +3,17 @@
 // file removes its own at the end; this only catches runs that were killed.
 const { Client } = require('pg');
 const { connect } = require('nats');
+const infrastructure = require('../libs/shared/testing/src/infrastructure.json');
+
+// The same servers, and the same overrides, as libs/shared/testing/src/environment.ts.
+const POSTGRES_URL = process.env.TEST_POSTGRES_URL || infrastructure.postgres;
+const NATS_URL = process.env.TEST_NATS_URL || infrastructure.nats;
 
 const TEST_STREAM = /^t[0-9a-f]{10}_[A-Z_]+$/;
 const HOUR_MS = 3_600_000;
 
 module.exports = async function globalSetup() {
-  const pg = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
+  const pg = new Client({ connectionString: `${POSTGRES_URL}/postgres` });
   await pg.connect();
   try {
     const { rows } = await pg.query(
@@ -22,7 +27,7 @@ module.exports = async function globalSetup() {
     await pg.end();
   }
 
-  const nc = await connect({ servers: 'nats://127.0.0.1:4222' });
+  const nc = await connect({ servers: NATS_URL });
   try {
     const jsm = await nc.jetstreamManager();
     for await (const stream of jsm.streams.list()) {

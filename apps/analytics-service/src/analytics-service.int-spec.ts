@@ -4,7 +4,14 @@ import { DataSource } from 'typeorm';
 import { Streams, Messages, SyncReportRecord, syncReportSubject } from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
 import { BusClient, DeadLetterHeaders, namespaced, streamName } from '@licensing/shared/messaging';
-import { BusTestClient, ScriptedPeer, testEnv, uniqueNamespace, waitFor } from '@licensing/shared/testing';
+import {
+  BusTestClient,
+  ScriptedPeer,
+  testEnv,
+  uniqueNamespace,
+  waitFor,
+  TEST_NATS_URL,
+} from '@licensing/shared/testing';
 import { startAnalyticsService } from './app';
 import { loadAnalyticsServiceConfig } from './config';
 import { SYNC_REPORT_CONSUMER } from './reports/sync-report.consumer';
@@ -67,7 +74,7 @@ describe('analytics service', () => {
     app = await startAnalyticsService(loadAnalyticsServiceConfig(env));
     bus = await BusTestClient.connect(namespace);
     publisher = new BusClient({
-      natsUrl: 'nats://127.0.0.1:4222',
+      natsUrl: TEST_NATS_URL,
       namespace,
       timeoutMs: 10_000,
       name: 'test-publisher',

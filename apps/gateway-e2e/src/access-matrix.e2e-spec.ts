@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
-import { ApiClient, ApiResponse, waitFor } from '@licensing/shared/testing';
+import { ApiClient, ApiResponse, waitFor, TEST_REDIS_URL } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair, uniqueCode } from './support/fixtures';
 import { RouteKey, nestRoutes, openApiRoutes, withoutPrefix } from './support/routes';
@@ -642,7 +642,7 @@ describe('access matrices over every route the gateway serves', () => {
       // The serial-status cache is shared by all organizations; a miss filled on B's behalf must
       // not leave an entry that hides A's license from A.
       const license = await createLicense(orgA.api, { product_id: world.product.id });
-      const redis = new Redis('redis://127.0.0.1:6379');
+      const redis = new Redis(TEST_REDIS_URL);
       try {
         await redis.del(`${stack.namespace}:serial:${license.serial}`);
       } finally {

@@ -2,11 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { JetStreamManager, NatsConnection, connect } from 'nats';
 import { Streams } from '@licensing/contracts';
 import { streamName } from '@licensing/shared/messaging';
-import { ApiClient, waitFor } from '@licensing/shared/testing';
+import { ApiClient, waitFor, TEST_NATS_URL } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair } from './support/fixtures';
-
-const NATS_URL = 'nats://127.0.0.1:4222';
 
 describe('usage analytics through the gateway', () => {
   let stack: TestStack;
@@ -22,7 +20,7 @@ describe('usage analytics through the gateway', () => {
     [org, other] = await Promise.all([stack.newOrganization(), stack.newOrganization()]);
     ({ api: client } = await apiKeyWithScopes(org.api, ['client']));
     ({ api: reader } = await apiKeyWithScopes(org.api, ['read']));
-    nats = await connect({ servers: NATS_URL });
+    nats = await connect({ servers: TEST_NATS_URL });
     jsm = await nats.jetstreamManager();
   });
   afterAll(async () => {

@@ -4,7 +4,7 @@ import { connect } from 'nats';
 import { serialCacheKey } from '@licensing/app/revocation-service';
 import { Streams } from '@licensing/contracts';
 import { streamName } from '@licensing/shared/messaging';
-import { waitFor } from '@licensing/shared/testing';
+import { waitFor, TEST_NATS_URL } from '@licensing/shared/testing';
 import { OwnServer, startOwnRedis } from './support/processes';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { createLicense, productWithKeyPair } from './support/fixtures';
@@ -35,7 +35,7 @@ describe('check-revocation while the cache Redis goes away and comes back', () =
     probe?.disconnect();
     await redisServer?.dispose();
     if (!stack) return;
-    const nats = await connect({ servers: 'nats://127.0.0.1:4222' });
+    const nats = await connect({ servers: TEST_NATS_URL });
     const jsm = await nats.jetstreamManager();
     for (const name of [Streams.syncReports.name, Streams.events.name]) {
       await jsm.streams.delete(streamName(stack.namespace, name)).catch(() => undefined);

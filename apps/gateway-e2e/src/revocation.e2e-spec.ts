@@ -4,12 +4,9 @@ import { JetStreamManager, NatsConnection, connect } from 'nats';
 import { serialCacheKey } from '@licensing/app/revocation-service';
 import { Streams, SyncReportRecord } from '@licensing/contracts';
 import { streamName } from '@licensing/shared/messaging';
-import { ApiClient, waitFor } from '@licensing/shared/testing';
+import { ApiClient, waitFor, TEST_NATS_URL, TEST_REDIS_URL } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair, sql } from './support/fixtures';
-
-const REDIS_URL = 'redis://127.0.0.1:6379';
-const NATS_URL = 'nats://127.0.0.1:4222';
 
 describe('check-revocation and sync through the gateway', () => {
   let stack: TestStack;
@@ -24,8 +21,8 @@ describe('check-revocation and sync through the gateway', () => {
     stack = await startStack();
     [org, other] = await Promise.all([stack.newOrganization(), stack.newOrganization()]);
     ({ product } = await productWithKeyPair(org.api));
-    redis = new Redis(REDIS_URL);
-    nats = await connect({ servers: NATS_URL });
+    redis = new Redis(TEST_REDIS_URL);
+    nats = await connect({ servers: TEST_NATS_URL });
     jsm = await nats.jetstreamManager();
   });
   afterAll(async () => {

@@ -12,7 +12,7 @@ import { connect } from 'nats';
 import pino from 'pino';
 import { Streams } from '@licensing/contracts';
 import { streamName } from '@licensing/shared/messaging';
-import { ApiResponse, waitFor } from '@licensing/shared/testing';
+import { ApiResponse, waitFor, TEST_NATS_URL, TEST_REDIS_URL } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, sql } from './support/fixtures';
 import { openApiRoutes } from './support/routes';
@@ -94,7 +94,7 @@ async function rawDatabaseValues(): Promise<ColumnValue[]> {
 
 /** Every message of the stack's JetStream streams (events, sync reports): data at rest too. */
 async function rawStreamValues(namespace: string): Promise<ColumnValue[]> {
-  const connection = await connect({ servers: 'nats://127.0.0.1:4222' });
+  const connection = await connect({ servers: TEST_NATS_URL });
   try {
     const manager = await connection.jetstreamManager();
     const values: ColumnValue[] = [];
@@ -114,7 +114,7 @@ async function rawStreamValues(namespace: string): Promise<ColumnValue[]> {
 
 /** Every value the stack keeps in Redis under its namespace (the serial-status cache). */
 async function rawRedisValues(namespace: string): Promise<ColumnValue[]> {
-  const redis = new Redis('redis://127.0.0.1:6379');
+  const redis = new Redis(TEST_REDIS_URL);
   try {
     const values: ColumnValue[] = [];
     for (const key of await redis.keys(`${namespace}:*`)) {

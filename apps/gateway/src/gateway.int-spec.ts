@@ -5,7 +5,13 @@ import { DataSource } from 'typeorm';
 import { AuditEntryRecord, Streams, auditSubject } from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
 import { ensureStream, namespaced } from '@licensing/shared/messaging';
-import { deleteNamespaceStreams, testEnv, uniqueNamespace, waitFor } from '@licensing/shared/testing';
+import {
+  deleteNamespaceStreams,
+  testEnv,
+  uniqueNamespace,
+  waitFor,
+  TEST_NATS_URL,
+} from '@licensing/shared/testing';
 import { startGateway } from './app';
 import { AUDIT_CONSUMER } from './audit/audit-entries.consumer';
 import { loadGatewayConfig } from './config';
@@ -23,7 +29,7 @@ describe('gateway', () => {
 
   beforeAll(async () => {
     app = await startGateway(loadGatewayConfig(env));
-    nats = await connect({ servers: 'nats://127.0.0.1:4222' });
+    nats = await connect({ servers: TEST_NATS_URL });
     await ensureStream(nats, namespace, Streams.audit);
   });
 

@@ -11,12 +11,18 @@ import {
   syncReportSubject,
 } from '@licensing/contracts';
 import { ensureStream, namespaced, streamName } from '@licensing/shared/messaging';
-import { BusTestClient, ScriptedPeer, testEnv, uniqueNamespace, waitFor } from '@licensing/shared/testing';
+import {
+  BusTestClient,
+  ScriptedPeer,
+  testEnv,
+  uniqueNamespace,
+  waitFor,
+  TEST_NATS_URL,
+  TEST_REDIS_URL,
+} from '@licensing/shared/testing';
 import { startRevocationService } from './app';
 import { serialCacheKey } from './cache/serial-status.cache';
 import { loadRevocationServiceConfig } from './config';
-
-const REDIS_URL = 'redis://127.0.0.1:6379';
 
 /**
  * The revocation service alone, on the real Redis and NATS, with the license service played by a
@@ -105,8 +111,8 @@ describe('revocation service', () => {
     );
     app = await startRevocationService(loadRevocationServiceConfig(testEnv(namespace)));
     bus = await BusTestClient.connect(namespace);
-    redis = new Redis(REDIS_URL);
-    nats = await connect({ servers: 'nats://127.0.0.1:4222' });
+    redis = new Redis(TEST_REDIS_URL);
+    nats = await connect({ servers: TEST_NATS_URL });
     jsm = await nats.jetstreamManager();
   });
 

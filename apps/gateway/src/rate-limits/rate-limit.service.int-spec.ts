@@ -1,18 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { testEnv, uniqueNamespace, waitFor } from '@licensing/shared/testing';
+import { TEST_REDIS_URL, testEnv, uniqueNamespace, waitFor } from '@licensing/shared/testing';
 import { loadGatewayConfig } from '../config';
 import { AuthContext } from '../identity/auth-context';
 import { OrganizationLimitsService } from './organization-limits.service';
 import { RateLimitService } from './rate-limit.service';
 import { RateLimits } from './rate-limits';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
-
 /** The GCRA script against the machine's Redis, with limits given directly instead of read from PostgreSQL. */
 describe('RateLimitService (Redis)', () => {
   const namespace = uniqueNamespace();
-  const redis = new Redis(REDIS_URL);
+  const redis = new Redis(TEST_REDIS_URL);
   let limits: RateLimits;
   let service: RateLimitService;
   const organizations = { limitsOf: () => limits } as unknown as OrganizationLimitsService;
@@ -25,7 +23,7 @@ describe('RateLimitService (Redis)', () => {
   });
 
   beforeAll(async () => {
-    service = new RateLimitService(loadGatewayConfig(testEnv(namespace, { REDIS_URL })), organizations);
+    service = new RateLimitService(loadGatewayConfig(testEnv(namespace)), organizations);
     await service.onModuleInit();
   });
   beforeEach(() => {

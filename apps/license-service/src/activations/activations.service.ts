@@ -23,6 +23,7 @@ import { toLicenseView } from '../licenses/license.mapper';
 import { toSerialStatus } from '../licenses/serial-statuses.service';
 import { ActivationEntity } from './activation.entity';
 import { heartbeatDeadline, isLapsed, toActivationView } from './activation.mapper';
+import { ensureFreeSeat, seatLimit } from './seats';
 
 /**
  * Machine seats. Every activation of a license first takes that license's row lock, so counting
@@ -56,16 +57,14 @@ export class ActivationsService {
         return { activation: toActivationView(existing), created: false };
       if (existing) await this.expire(manager, existing, now);
 
-      const seats = Math.min(license.maxSeats, product.maxConcurrentActivations ?? Infinity);
+      // Live activations only: a lapsed one (isLapsed) holds no seat.
       const inUse = await manager.count(ActivationEntity, {
         where: [
           { licenseId: license.id, expiresAt: IsNull() },
           { licenseId: license.id, expiresAt: MoreThan(now) },
         ],
       });
-      if (inUse >= seats) {
-        throw new DomainError('seat_limit_reached', `License ${license.id} has all ${seats} seats in use`);
-      }
+      ensureFreeSeat(license.id, inUse, seatLimit(license, product));
       const activation = Object.assign(new ActivationEntity(), {
         id: randomUUID(),
         orgId,

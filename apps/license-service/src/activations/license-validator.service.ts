@@ -9,7 +9,8 @@ import {
 } from '@licensing/contracts';
 import { LicenseEntity } from '../licenses/license.entity';
 import { ActivationEntity } from './activation.entity';
-import { isLapsed, toActivationView } from './activation.mapper';
+import { toActivationView } from './activation.mapper';
+import { activationCode, licenseVerdict } from './validation-code';
 
 const DETAILS: Record<ValidationCode, string> = {
   VALID: 'The license is valid',
@@ -23,7 +24,7 @@ const DETAILS: Record<ValidationCode, string> = {
   COMPONENTS_MISMATCH: "A component differs from the one recorded at this machine's activation",
 };
 
-/** Validate-by-key (API.md §8): the first code that applies, in the documented order. */
+/** Validate-by-key: the first code that applies, in the order of validation-code.ts. */
 @Injectable()
 export class LicenseValidator {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -58,24 +59,13 @@ export class LicenseValidator {
       status,
       max_seats: license.maxSeats,
     };
-    if (status === 'revoked') return answer('REVOKED', summary, null);
-    if (status === 'suspended') return answer('SUSPENDED', summary, null);
-    if (status === 'expired') return answer('EXPIRED', summary, null);
-    if (dto.fingerprint === undefined) return answer('VALID', summary, null);
-
-    if (license.hardwareBinding && license.hardwareBinding.fingerprint !== dto.fingerprint) {
-      return answer('FINGERPRINT_MISMATCH', summary, null);
-    }
+    const verdict = licenseVerdict(license, dto, now);
+    if ('code' in verdict) return answer(verdict.code, summary, null);
     const activation = await this.dataSource
       .getRepository(ActivationEntity)
-      .findOneBy({ licenseId: license.id, fingerprint: dto.fingerprint });
-    if (!activation) return answer('NO_ACTIVATION', summary, null);
-    const view = toActivationView(activation);
-    if (isLapsed(activation, now)) return answer('HEARTBEAT_DEAD', summary, view);
-    const mismatch = Object.entries(dto.components ?? {}).some(
-      ([name, fingerprint]) => activation.components[name] !== fingerprint,
-    );
-    return answer(mismatch ? 'COMPONENTS_MISMATCH' : 'VALID', summary, view);
+      .findOneBy({ licenseId: license.id, fingerprint: verdict.activationOf });
+    const code = activationCode(activation, dto, now);
+    return answer(code, summary, activation ? toActivationView(activation) : null);
   }
 }
 

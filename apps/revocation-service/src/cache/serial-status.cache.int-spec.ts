@@ -2,15 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { SerialStatus } from '@licensing/contracts';
-import { uniqueNamespace, waitFor } from '@licensing/shared/testing';
+import { uniqueNamespace, waitFor, TEST_REDIS_URL } from '@licensing/shared/testing';
 import { SerialStatusCache, cacheMetaKey, serialCacheKey } from './serial-status.cache';
-
-const REDIS_URL = 'redis://127.0.0.1:6379';
 
 describe('SerialStatusCache against the real Redis', () => {
   const namespace = uniqueNamespace('rc');
-  const cache = new SerialStatusCache({ url: REDIS_URL, namespace, ttlSeconds: 60, negativeTtlSeconds: 5 });
-  const redis = new Redis(REDIS_URL);
+  const cache = new SerialStatusCache({
+    url: TEST_REDIS_URL,
+    namespace,
+    ttlSeconds: 60,
+    negativeTtlSeconds: 5,
+  });
+  const redis = new Redis(TEST_REDIS_URL);
 
   const status = (serial: string, changes: Partial<SerialStatus> = {}): SerialStatus => ({
     serial,
@@ -135,7 +138,12 @@ describe('SerialStatusCache against the real Redis', () => {
   });
 
   it('two caches on one Redis agree on one generation', async () => {
-    const twin = new SerialStatusCache({ url: REDIS_URL, namespace, ttlSeconds: 60, negativeTtlSeconds: 5 });
+    const twin = new SerialStatusCache({
+      url: TEST_REDIS_URL,
+      namespace,
+      ttlSeconds: 60,
+      negativeTtlSeconds: 5,
+    });
     await twin.onModuleInit();
     try {
       await twin.putMany([status('TWIN')]);

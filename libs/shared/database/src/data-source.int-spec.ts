@@ -1,8 +1,9 @@
 import { Client } from 'pg';
 import { randomBytes } from 'node:crypto';
 import { ensureDatabase } from './data-source';
+import { TEST_ADMIN_DATABASE_URL, testDatabaseUrl } from '@licensing/shared/testing';
 
-const admin = 'postgres://postgres@127.0.0.1:5432/postgres';
+const admin = TEST_ADMIN_DATABASE_URL;
 
 describe('ensureDatabase', () => {
   const name = `licensing_test_ensure_${randomBytes(4).toString('hex')}`;
@@ -15,7 +16,7 @@ describe('ensureDatabase', () => {
   });
 
   it('creates a missing database once, even when every service of a fresh stack asks at the same moment', async () => {
-    const url = `postgres://postgres@127.0.0.1:5432/${name}`;
+    const url = testDatabaseUrl(name);
     await Promise.all(Array.from({ length: 8 }, () => ensureDatabase(url)));
     const client = new Client({ connectionString: url });
     await client.connect();
@@ -25,6 +26,6 @@ describe('ensureDatabase', () => {
   });
 
   it('refuses a database name that is not a plain identifier', async () => {
-    await expect(ensureDatabase('postgres://postgres@127.0.0.1:5432/x";drop')).rejects.toThrow(/Refusing/);
+    await expect(ensureDatabase(testDatabaseUrl('x";drop'))).rejects.toThrow(/Refusing/);
   });
 });

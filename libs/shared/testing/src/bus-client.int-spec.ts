@@ -3,7 +3,7 @@ import { DomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
 import { BusClient } from '@licensing/shared/messaging';
 import { ScriptedPeer } from './bus';
-import { uniqueNamespace } from './environment';
+import { TEST_NATS_URL, uniqueNamespace } from './environment';
 
 /**
  * The messaging library's BusClient against the real NATS, with the far side played by this
@@ -28,7 +28,7 @@ describe('BusClient', () => {
         return { response: true };
       });
     client = new BusClient({
-      natsUrl: 'nats://127.0.0.1:4222',
+      natsUrl: TEST_NATS_URL,
       namespace,
       timeoutMs: 300,
       name: 'bus-client-test',

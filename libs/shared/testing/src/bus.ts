@@ -3,15 +3,14 @@ import { JSONCodec, NatsConnection, Subscription, connect } from 'nats';
 import { MessageDefinition } from '@licensing/contracts';
 import { requestContext } from '@licensing/shared/logging';
 import { BusClient, namespaced } from '@licensing/shared/messaging';
-
-const NATS_URL = 'nats://127.0.0.1:4222';
+import { TEST_NATS_URL } from './environment';
 
 /** Sends bus requests to services under test as if it were the gateway, on behalf of an organization. */
 export class BusTestClient {
   private constructor(private readonly client: BusClient) {}
 
   static async connect(namespace: string): Promise<BusTestClient> {
-    const client = new BusClient({ natsUrl: NATS_URL, namespace, timeoutMs: 10_000, name: 'test' });
+    const client = new BusClient({ natsUrl: TEST_NATS_URL, namespace, timeoutMs: 10_000, name: 'test' });
     await client.connect();
     return new BusTestClient(client);
   }
@@ -53,7 +52,7 @@ export class ScriptedPeer {
   ) {}
 
   static async connect(namespace: string): Promise<ScriptedPeer> {
-    return new ScriptedPeer(await connect({ servers: NATS_URL }), namespace);
+    return new ScriptedPeer(await connect({ servers: TEST_NATS_URL }), namespace);
   }
 
   /** Answers `message` with what `handler` returns for each request's payload (and its context). */

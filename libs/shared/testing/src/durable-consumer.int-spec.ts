@@ -9,7 +9,7 @@ import {
   streamName,
 } from '@licensing/shared/messaging';
 import { deleteNamespaceStreams } from './cleanup';
-import { uniqueNamespace } from './environment';
+import { TEST_NATS_URL, uniqueNamespace } from './environment';
 import { waitFor } from './wait-for';
 
 const STREAM: StreamDefinition = { name: 'DURABLE_TEST', subjects: 'test.durable.>' };
@@ -86,7 +86,7 @@ describe('DurableConsumer', () => {
   beforeAll(async () => {
     Logger.overrideLogger(false);
     bus = new BusClient({
-      natsUrl: 'nats://127.0.0.1:4222',
+      natsUrl: TEST_NATS_URL,
       namespace,
       timeoutMs: 2_000,
       name: 'durable-test',

@@ -1,4 +1,20 @@
 import { randomBytes } from 'node:crypto';
+import infrastructure from './infrastructure.json';
+
+/**
+ * Where the machine's PostgreSQL, NATS and Redis are: the one place tests (and
+ * tools/jest-global-setup.js, from infrastructure.json) read it. Each can be pointed elsewhere
+ * with TEST_POSTGRES_URL (a server, without a database name), TEST_NATS_URL or TEST_REDIS_URL.
+ */
+export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL || infrastructure.postgres;
+export const TEST_NATS_URL = process.env.TEST_NATS_URL || infrastructure.nats;
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || infrastructure.redis;
+
+/** The server's maintenance database, to create and drop test databases from. */
+export const TEST_ADMIN_DATABASE_URL = `${TEST_POSTGRES_URL}/postgres`;
+
+/** A database of that server by name. */
+export const testDatabaseUrl = (name: string): string => `${TEST_POSTGRES_URL}/${name}`;
 
 /**
  * Tests run against the machine's real PostgreSQL, Redis and NATS, next to a running `npm start`
@@ -14,13 +30,18 @@ export function uniqueNamespace(prefix = 't'): string {
 
 /** `licensing_test_` + random: tools/jest-global-setup.js removes leftovers by that prefix. */
 export const TEST_DATABASE_NAME = `licensing_test_${uniqueNamespace('f')}`;
-export const TEST_DATABASE_URL = `postgres://postgres@127.0.0.1:5432/${TEST_DATABASE_NAME}`;
+export const TEST_DATABASE_URL = testDatabaseUrl(TEST_DATABASE_NAME);
 
-/** The environment a service under test is configured from: this file's database, no fixed ports, quiet logs. */
+/**
+ * The environment a service under test is configured from: this file's database, the test
+ * infrastructure, no fixed ports, quiet logs.
+ */
 export function testEnv(namespace: string, overrides: Record<string, string> = {}): Record<string, string> {
   return {
     NODE_ENV: 'test',
     DATABASE_URL: TEST_DATABASE_URL,
+    NATS_URL: TEST_NATS_URL,
+    REDIS_URL: TEST_REDIS_URL,
     DATABASE_POOL_SIZE: '5',
     BUS_NAMESPACE: namespace,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',

@@ -1,6 +1,7 @@
 import { ConsumerMessages, NatsConnection, connect } from 'nats';
 import { LicensingEvent, Streams } from '@licensing/contracts';
 import { ensureStream } from '@licensing/shared/messaging';
+import { TEST_NATS_URL } from './environment';
 import { waitFor } from './wait-for';
 
 /**
@@ -16,7 +17,7 @@ export class EventRecorder {
   ) {}
 
   static async start(namespace: string): Promise<EventRecorder> {
-    const connection = await connect({ servers: 'nats://127.0.0.1:4222' });
+    const connection = await connect({ servers: TEST_NATS_URL });
     const { name } = await ensureStream(connection, namespace, Streams.events);
     const consumer = await connection.jetstream().consumers.get(name);
     const messages = await consumer.consume();

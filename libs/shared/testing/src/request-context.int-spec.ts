@@ -7,7 +7,7 @@ import { DomainError } from '@licensing/shared/errors';
 import { createLogger, requestContext } from '@licensing/shared/logging';
 import { BusClient, BusController, BusData, BusOrg, startBusService } from '@licensing/shared/messaging';
 import { IsString } from 'class-validator';
-import { uniqueNamespace } from './environment';
+import { TEST_NATS_URL, uniqueNamespace } from './environment';
 
 class GreetDto {
   @IsString() name!: string;
@@ -49,7 +49,7 @@ describe('request context across the bus', () => {
     app = await startBusService(GreetingModule, {
       name: 'greeting-service',
       config: {
-        NATS_URL: 'nats://127.0.0.1:4222',
+        NATS_URL: TEST_NATS_URL,
         BUS_NAMESPACE: namespace,
         HOST: '127.0.0.1',
         HEALTH_PORT: 0,
@@ -58,7 +58,7 @@ describe('request context across the bus', () => {
       },
       logger: createLogger('greeting-service', 'info', sink),
     });
-    client = new BusClient({ natsUrl: 'nats://127.0.0.1:4222', namespace, timeoutMs: 5_000, name: 'test' });
+    client = new BusClient({ natsUrl: TEST_NATS_URL, namespace, timeoutMs: 5_000, name: 'test' });
     await client.connect();
   });
 
