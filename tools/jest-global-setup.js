@@ -1,6 +1,8 @@
-// Once per `npm test`: removes what earlier, interrupted test runs left behind — test databases
-// nobody is connected to, and JetStream streams of test namespaces older than an hour. Each test
-// file removes its own at the end; this only catches runs that were killed.
+// Once per `npm test`: removes what earlier, interrupted test runs left behind — test databases and
+// JetStream streams of test namespaces older than an hour. Each test file removes its own at the
+// end; this only catches runs that were killed. A database is named for the time it was created
+// (`licensing_test_<base-36 ms>_<random>`): another `npm test` running at the same time on the
+// machine may have one that is between two connections, and must not lose it.
 const { Client } = require('pg');
 const { connect } = require('nats');
 const infrastructure = require('../libs/shared/testing/src/infrastructure.json');
@@ -21,8 +23,11 @@ module.exports = async function globalSetup() {
         WHERE datname LIKE 'licensing\\_test\\_%'
           AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`,
     );
-    for (const { datname } of rows)
+    for (const { datname } of rows) {
+      const createdAt = /^licensing_test_([0-9a-z]+)_/.exec(datname);
+      if (createdAt && Date.now() - parseInt(createdAt[1], 36) < HOUR_MS) continue;
       await pg.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => undefined);
+    }
   } finally {
     await pg.end();
   }

@@ -28,8 +28,11 @@ export function uniqueNamespace(prefix = 't'): string {
   return `${prefix}${randomBytes(5).toString('hex')}`;
 }
 
-/** `licensing_test_` + random: tools/jest-global-setup.js removes leftovers by that prefix. */
-export const TEST_DATABASE_NAME = `licensing_test_${uniqueNamespace('f')}`;
+/**
+ * `licensing_test_<creation time, base-36 ms>_<random>`: tools/jest-global-setup.js removes the
+ * leftovers of killed runs by that prefix once they are an hour old, never a concurrent run's.
+ */
+export const TEST_DATABASE_NAME = `licensing_test_${Date.now().toString(36)}_${uniqueNamespace('f')}`;
 export const TEST_DATABASE_URL = testDatabaseUrl(TEST_DATABASE_NAME);
 
 /**
