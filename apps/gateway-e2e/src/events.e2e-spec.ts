@@ -111,4 +111,15 @@ describe('events', () => {
       recorder.events.filter((e) => e.org_id === other.id).every((e) => e.subject.includes(`.${other.id}.`)),
     ).toBe(true);
   });
+
+  it('publishes an event as soon as its change commits, not at the next poll of the outbox', async () => {
+    // The relays look at an idle outbox only every 5 s: the commit itself must wake them.
+    for (let i = 0; i < 3; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const started = Date.now();
+      const created = await org.api.post('/api/v1/key-pairs', { name: `prompt-${i}` });
+      await recorder.waitFor('key_pair.created', (e) => e.data.id === created.body.id);
+      expect(Date.now() - started).toBeLessThan(1_500);
+    }
+  });
 });

@@ -4,4 +4,5 @@ export * from './record-event';
 export * from './audit-changes';
 export * from './record-audit';
 export * from './outbox-relay.service';
+export * from './outbox-signal';
 export * from './events.module';

@@ -1,19 +1,27 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Streams } from '@licensing/contracts';
 import { BusClient, ensureStream } from '@licensing/shared/messaging';
 import { OutboxEventEntity } from './outbox-event.entity';
+import { outboxChannel } from './outbox-signal';
 
 const BATCH_SIZE = 100;
-const IDLE_POLL_MS = 100;
-const MAX_BACKOFF_MS = 5_000;
+/** Without a notification (the listening connection lost one), the outbox is still looked at this often. */
+const SAFETY_POLL_MS = 5_000;
+const MIN_BACKOFF_MS = 100;
+const RELISTEN_MS = 1_000;
 
 /**
- * Drains the outbox to JetStream, oldest first. Replicas share the work: each batch is claimed with
- * FOR UPDATE SKIP LOCKED and deleted in the same transaction once JetStream has acknowledged every
- * event of it. If the process dies between the acknowledgement and the commit, the batch is
- * published again and JetStream drops the copies (the event id is the Nats-Msg-Id).
+ * Drains the outbox to JetStream, oldest first, woken by the commit that filled it: a writer
+ * signals the outbox inside its transaction (`pg_notify`, which PostgreSQL delivers at commit and
+ * only then), and every replica's relay listens on its own connection. A notification missed
+ * (that connection lost, a relay busy) costs at most SAFETY_POLL_MS, never an event. Replicas
+ * share the work: each batch is claimed with FOR UPDATE SKIP LOCKED and deleted in the same
+ * transaction once JetStream has acknowledged every event of it. If the process dies between the
+ * acknowledgement and the commit, the batch is published again and JetStream drops the copies
+ * (the event id is the Nats-Msg-Id).
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -21,6 +29,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private running = false;
   private loop?: Promise<void>;
   private wake?: () => void;
+  /** Set by a notification; cleared when a drain starts, so one that arrives during a drain is not lost. */
+  private signalled = false;
+  private listener?: Client;
+  private relisten?: NodeJS.Timeout;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -32,13 +44,51 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     await ensureStream(this.bus.connection(), this.bus.namespace, Streams.events);
     await ensureStream(this.bus.connection(), this.bus.namespace, Streams.audit);
     this.running = true;
+    await this.listen();
     this.loop = this.run();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.running = false;
+    clearTimeout(this.relisten);
     this.wake?.();
     await this.loop;
+    await this.listener?.end().catch(() => undefined);
+  }
+
+  /** LISTEN on a connection of its own (a pooled one would be lent out); on its loss, listen again. */
+  private async listen(): Promise<void> {
+    const options = this.dataSource.options as { url?: string; schema?: string };
+    const client = new Client({
+      connectionString: options.url,
+      application_name: `${options.schema}-outbox`,
+    });
+    const again = (error?: unknown) => {
+      if (this.listener !== client) return;
+      this.listener = undefined;
+      client.removeAllListeners();
+      void client.end().catch(() => undefined);
+      if (!this.running) return;
+      this.logger.warn({ msg: 'outbox listener lost; polling until it is back', err: String(error) });
+      this.relisten = setTimeout(() => void this.listen(), RELISTEN_MS);
+    };
+    this.listener = client;
+    client.on('notification', () => this.signal());
+    client.on('error', again);
+    client.on('end', () => again('connection ended'));
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${outboxChannel(options.schema)}"`);
+      // Rows committed while nobody listened are drained now.
+      this.signal();
+    } catch (error) {
+      again(error);
+    }
+  }
+
+  private signal(): void {
+    this.signalled = true;
+    this.wake?.();
   }
 
   /** Publishes everything pending now; answers how many events went out. Used by the loop and by tests. */
@@ -52,19 +102,28 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   private async run(): Promise<void> {
-    let backoff = IDLE_POLL_MS;
+    let backoff = MIN_BACKOFF_MS;
     while (this.running) {
+      let delay = SAFETY_POLL_MS;
+      this.signalled = false;
       try {
         await this.drain();
-        backoff = IDLE_POLL_MS;
+        backoff = MIN_BACKOFF_MS;
       } catch (error) {
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+        backoff = Math.min(backoff * 2, SAFETY_POLL_MS);
+        delay = backoff;
+        this.signalled = false; // a retry waits for its backoff, notified or not
         this.logger.warn({ msg: 'outbox relay failed; retrying', err: String(error), retry_in_ms: backoff });
       }
       await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        setTimeout(resolve, backoff);
+        if (this.signalled || !this.running) return resolve();
+        const timer = setTimeout(resolve, delay);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
       });
+      this.wake = undefined;
     }
   }
 

@@ -9,6 +9,7 @@ import {
 } from '@licensing/contracts';
 import { requestContext } from '@licensing/shared/logging';
 import { OutboxEventEntity } from './outbox-event.entity';
+import { signalOutbox } from './outbox-signal';
 
 export interface AuditInput {
   orgId: string;
@@ -61,4 +62,5 @@ export async function recordAudit(manager: EntityManager, input: AuditInput): Pr
     payload: JSON.stringify(entry),
     createdAt: new Date(),
   });
+  await signalOutbox(manager);
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EntityManager } from 'typeorm';
 import { EventType, LicensingEvent, SerialStatus, eventSubject } from '@licensing/contracts';
 import { OutboxEventEntity } from './outbox-event.entity';
+import { signalOutbox } from './outbox-signal';
 
 /**
  * Records an event inside the caller's transaction; the outbox relay publishes it after commit.
@@ -25,5 +26,6 @@ export async function recordEvent<T>(
     payload: JSON.stringify(published),
     createdAt: new Date(),
   });
+  await signalOutbox(manager);
   return published;
 }
