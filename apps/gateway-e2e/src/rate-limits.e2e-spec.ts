@@ -1,9 +1,8 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { INestApplication } from '@nestjs/common';
 import { RateLimitService, loadGatewayConfig, runCli, startGateway } from '@licensing/app/gateway';
 import { ApiClient, ApiResponse, testEnv, waitFor } from '@licensing/shared/testing';
+import { OwnServer, startOwnRedis } from './support/processes';
 import { TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair, uniqueCode } from './support/fixtures';
 
@@ -37,36 +36,11 @@ function expectRateLimited(response: ApiResponse, policy: string): void {
   expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
-}
-
-/** A redis-server of this test's own: killing it cannot disturb anything else on the machine. */
-function startRedis(port: number): ChildProcess {
-  return spawn(
-    'redis-server',
-    ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'],
-    { stdio: 'ignore' },
-  );
-}
-
-async function stopRedis(server: ChildProcess | undefined): Promise<void> {
-  if (!server || server.exitCode !== null || server.signalCode !== null) return;
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGKILL');
-  await exited;
-}
-
 describe('rate limits per API key and route class, and per license for activations', () => {
   let stack: TestStack;
   /** Further gateways on the stack's namespace, closed after the tests. */
   const gateways: INestApplication[] = [];
-  let redisServer: ChildProcess | undefined;
+  let redisServer: OwnServer | undefined;
 
   async function startAnotherGateway(env: Record<string, string> = {}) {
     const gateway = await startGateway(loadGatewayConfig(testEnv(stack.namespace, { ...LIMITS, ...env })));
@@ -81,7 +55,7 @@ describe('rate limits per API key and route class, and per license for activatio
   });
   afterAll(async () => {
     for (const gateway of gateways) await gateway.close();
-    await stopRedis(redisServer);
+    await redisServer?.dispose();
     await stack?.close();
   });
 
@@ -225,9 +199,9 @@ describe('rate limits per API key and route class, and per license for activatio
   });
 
   it('serves every request at once while its Redis is down, and limits again once it is back', async () => {
-    const port = await freePort();
-    redisServer = startRedis(port);
-    const { gateway, baseUrl } = await startAnotherGateway({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    const redis = await startOwnRedis();
+    redisServer = redis;
+    const { gateway, baseUrl } = await startAnotherGateway({ REDIS_URL: redis.url });
     const org = await stack.newOrganization();
     const api = new ApiClient(baseUrl, org.adminKey);
     const counters = gateway.get(RateLimitService).counters;
@@ -240,7 +214,7 @@ describe('rate limits per API key and route class, and per license for activatio
     );
     expect(rateLimitOf(limited)?.remaining).toBe(2);
 
-    await stopRedis(redisServer);
+    await redis.kill();
     const failedOpenBefore = counters.failedOpen;
     for (let i = 0; i < 5; i++) {
       const started = Date.now();
@@ -253,7 +227,7 @@ describe('rate limits per API key and route class, and per license for activatio
     expect(counters.failedOpen - failedOpenBefore).toBe(5);
 
     // Same port, empty: the gateway reconnects on its own, and the (fresh) budget applies again.
-    redisServer = startRedis(port);
+    await redis.start();
     const again = await waitFor(
       async () => {
         const response = await api.get('/api/v1/products');

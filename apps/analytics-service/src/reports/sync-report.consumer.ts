@@ -3,11 +3,10 @@ import { Streams, SyncReportRecord } from '@licensing/contracts';
 import { isDataError } from '@licensing/shared/database';
 import {
   BusClient,
-  Delivery,
   DurableConsumer,
-  Outcome,
   decodeMessage,
   namespaced,
+  storeBatch,
 } from '@licensing/shared/messaging';
 import { ANALYTICS_CONFIG, AnalyticsServiceConfig } from '../config';
 import { SyncReportsRepository } from './sync-reports.repository';
@@ -85,7 +84,11 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
         const decoded = decodeSyncReport(message.data, orgOfSubject);
         return 'problem' in decoded ? decoded : { value: decoded.report };
       },
-      process: (batch) => this.store(batch),
+      process: (batch) =>
+        storeBatch(batch, (reports) => this.reports.insert(reports), {
+          isRefusal: isDataError,
+          by: 'PostgreSQL',
+        }),
       batchSize: config.ANALYTICS_BATCH_SIZE,
       batchWaitMs: config.ANALYTICS_BATCH_WAIT_MS,
       ackWaitMs: ACK_WAIT_MS,
@@ -110,31 +113,5 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
   /** Reports set aside since boot, for the operator's metrics. */
   get deadLettered(): number {
     return this.consumer.deadLettered;
-  }
-
-  private async store(batch: Delivery<SyncReportRecord>[]): Promise<Outcome[]> {
-    try {
-      await this.reports.insert(batch.map(({ value }) => value));
-      return batch.map(() => 'ack');
-    } catch (error) {
-      if (!isDataError(error) || batch.length === 1) return this.refusedAlone(error, batch);
-      // PostgreSQL refused the batch for its content: store the others, set the report at fault aside.
-      const outcomes: Outcome[] = [];
-      for (const item of batch) {
-        outcomes.push(
-          ...(await this.reports.insert([item.value]).then(
-            (): Outcome[] => ['ack'],
-            (refusal: unknown) => this.refusedAlone(refusal, [item]),
-          )),
-        );
-      }
-      return outcomes;
-    }
-  }
-
-  /** A content refusal of these reports sets them aside; any other failure retries the whole batch. */
-  private refusedAlone(error: unknown, items: Delivery<SyncReportRecord>[]): Outcome[] {
-    if (!isDataError(error)) throw error;
-    return items.map(() => ({ deadLetter: `refused by PostgreSQL: ${String(error)}` }));
   }
 }

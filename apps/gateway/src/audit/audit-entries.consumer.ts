@@ -5,11 +5,10 @@ import { AuditEntryRecord, Streams } from '@licensing/contracts';
 import { isDataError } from '@licensing/shared/database';
 import {
   BusClient,
-  Delivery,
   DurableConsumer,
-  Outcome,
   decodeMessage,
   namespaced,
+  storeBatch,
 } from '@licensing/shared/messaging';
 import { AuditEventsService } from './audit-events.service';
 
@@ -64,7 +63,11 @@ export class AuditEntriesConsumer implements OnApplicationBootstrap, BeforeAppli
         const decoded = decodeAuditEntry(message.data, orgOfSubject);
         return 'problem' in decoded ? decoded : { value: decoded.entry };
       },
-      process: (batch) => this.store(batch),
+      process: (batch) =>
+        storeBatch(batch, (entries) => this.audit.store(this.dataSource.manager, entries), {
+          isRefusal: isDataError,
+          by: 'PostgreSQL',
+        }),
       batchSize: BATCH_SIZE,
       batchWaitMs: PULL_OPEN_MS,
       retryDelayMs: RETRY_DELAY_MS,
@@ -82,31 +85,5 @@ export class AuditEntriesConsumer implements OnApplicationBootstrap, BeforeAppli
   /** Stops pulling; the batch in hand is stored and acknowledged, the unacknowledged rest redelivered. */
   beforeApplicationShutdown(): Promise<void> {
     return this.consumer.stop();
-  }
-
-  private async store(batch: Delivery<AuditEntryRecord>[]): Promise<Outcome[]> {
-    try {
-      await this.audit.store(
-        this.dataSource.manager,
-        batch.map(({ value }) => value),
-      );
-      return batch.map(() => 'ack');
-    } catch (error) {
-      if (!isDataError(error)) throw error;
-      // Refused for its content: store the others, set the entry at fault aside.
-      const outcomes: Outcome[] = [];
-      for (const { value } of batch) {
-        outcomes.push(
-          await this.audit.store(this.dataSource.manager, [value]).then(
-            (): Outcome => 'ack',
-            (refusal: unknown): Outcome => {
-              if (!isDataError(refusal)) throw refusal;
-              return { deadLetter: `refused by PostgreSQL: ${String(refusal)}` };
-            },
-          ),
-        );
-      }
-      return outcomes;
-    }
   }
 }

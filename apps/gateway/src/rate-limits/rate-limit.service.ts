@@ -4,6 +4,7 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { AuthContext } from '../identity/auth-context';
 import { OrganizationLimitsService } from './organization-limits.service';
 import { BucketState, Limit, RateLimitDecision, RouteClass, decisionOf } from './rate-limits';
+import { ThrottledWarning } from '@licensing/shared/logging';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -54,7 +55,6 @@ return reply
 `;
 
 const RECONNECT_EVERY_MS = 500;
-const WARN_EVERY_MS = 10_000;
 /** After a failed command, Redis is not asked again for this long: no request queues behind a dead socket. */
 const SKIP_AFTER_FAILURE_MS = 1_000;
 
@@ -84,8 +84,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   private readonly prefix: string;
   readonly counters: RateLimitCounters = { rejected: 0, failedOpen: 0 };
   private skipUntil = 0;
-  private lastWarnAt = 0;
-  private suppressedWarnings = 0;
+  private readonly outage = new ThrottledWarning(this.logger);
   private down = false;
 
   constructor(
@@ -172,19 +171,11 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   /** An outage fails every request and every reconnect attempt: one line per interval is enough. */
   private warn(operation: string, error: unknown): void {
     this.down = true;
-    const now = Date.now();
-    if (now - this.lastWarnAt < WARN_EVERY_MS) {
-      this.suppressedWarnings++;
-      return;
-    }
-    this.logger.warn({
+    this.outage.warn({
       msg: 'rate-limit redis unavailable: requests are served without limits',
       operation,
       err: error instanceof Error ? error.message : String(error),
-      suppressed: this.suppressedWarnings,
       failed_open_total: this.counters.failedOpen,
     });
-    this.lastWarnAt = now;
-    this.suppressedWarnings = 0;
   }
 }

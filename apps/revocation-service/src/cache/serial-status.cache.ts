@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Redis, Result } from 'ioredis';
 import { SerialStatus } from '@licensing/contracts';
+import { ThrottledWarning } from '@licensing/shared/logging';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -37,7 +38,6 @@ export interface CacheLookup {
 const NEGATIVE = '-';
 const RECONNECT_EVERY_MS = 500;
 const GENERATION_CHECK_MS = 1_000;
-const WARN_EVERY_MS = 10_000;
 
 /**
  * A write may arrive late (a miss filled from PostgreSQL while a revocation is being written
@@ -116,8 +116,7 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
   private checkTimer?: NodeJS.Timeout;
   /** Counts dropped connections: a check that straddles one must not confirm the next server. */
   private disconnects = 0;
-  private lastWarnAt = 0;
-  private suppressedWarnings = 0;
+  private readonly outage = new ThrottledWarning(this.logger);
   private down = false;
 
   constructor(private readonly options: SerialStatusCacheOptions) {
@@ -282,19 +281,11 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
   /** An outage produces a failure per request and per reconnect attempt: one line per interval is enough. */
   private warn(operation: string, error: unknown): void {
     this.down = true;
-    const now = Date.now();
-    if (now - this.lastWarnAt < WARN_EVERY_MS) {
-      this.suppressedWarnings++;
-      return;
-    }
-    this.logger.warn({
+    this.outage.warn({
       msg: 'redis unavailable: reads fall back to the license service, writes are refused',
       operation,
       err: error instanceof Error ? error.message : String(error),
-      suppressed: this.suppressedWarnings,
     });
-    this.lastWarnAt = now;
-    this.suppressedWarnings = 0;
   }
 }
 

@@ -51,6 +51,32 @@ export interface DurableConsumerSpec<T> {
   retryDelayMs?: number;
 }
 
+/**
+ * Processes a batch with one call of `store`. If the store refuses the batch for its content
+ * (`isRefusal`: PostgreSQL's data errors, say), each message is stored alone, so that the one at
+ * fault is set aside and the others are kept. Any other failure throws: the batch is retried.
+ */
+export async function storeBatch<T>(
+  batch: Delivery<T>[],
+  store: (values: T[]) => Promise<unknown>,
+  refusal: { isRefusal: (error: unknown) => boolean; by: string },
+): Promise<Outcome[]> {
+  const setAside = (error: unknown): Outcome => {
+    if (!refusal.isRefusal(error)) throw error;
+    return { deadLetter: `refused by ${refusal.by}: ${String(error)}` };
+  };
+  try {
+    await store(batch.map(({ value }) => value));
+    return batch.map(() => 'ack');
+  } catch (error) {
+    if (batch.length === 1) return [setAside(error)];
+    if (!refusal.isRefusal(error)) throw error;
+    const outcomes: Outcome[] = [];
+    for (const { value } of batch) outcomes.push(await store([value]).then((): Outcome => 'ack', setAside));
+    return outcomes;
+  }
+}
+
 const MIN_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 5_000;
 const CONSUMER_NOT_FOUND = 10014;
