@@ -1,12 +1,12 @@
-export type LicenseType = 'perpetual' | 'subscription' | 'trial' | 'node_locked' | 'floating';
-
-export const LICENSE_TYPES: readonly LicenseType[] = Object.freeze([
+/** The kinds of license: the one list, used by the file format, the API's validation and the database. */
+export const LICENSE_TYPES = Object.freeze([
   'perpetual',
   'subscription',
   'trial',
   'node_locked',
   'floating',
-]);
+] as const);
+export type LicenseType = (typeof LICENSE_TYPES)[number];
 
 export interface HardwareBinding {
   fingerprint: string;

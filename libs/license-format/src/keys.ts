@@ -6,9 +6,9 @@ import {
   type KeyObject,
 } from 'node:crypto';
 
-export type KeyAlgorithm = 'ed25519' | 'ecdsa-p256' | 'rsa-3072';
-
-export const KEY_ALGORITHMS: readonly KeyAlgorithm[] = Object.freeze(['ed25519', 'ecdsa-p256', 'rsa-3072']);
+/** The signing algorithms of key pairs: the one list, used by signing, the API's validation and the database. */
+export const KEY_ALGORITHMS = Object.freeze(['ed25519', 'ecdsa-p256', 'rsa-3072'] as const);
+export type KeyAlgorithm = (typeof KEY_ALGORITHMS)[number];
 
 export type JwsAlgorithm = 'EdDSA' | 'ES256' | 'PS256';
 

@@ -1,10 +1,10 @@
 import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
-import { KeyPairAlgorithm } from '@licensing/contracts';
-import { TIMESTAMP } from '@licensing/shared/database';
+import { KEY_ALGORITHMS, KeyAlgorithm } from '@licensing/license-format';
+import { TIMESTAMP, oneOf } from '@licensing/shared/database';
 
 @Entity({ name: 'key_pairs' })
 @Index('ix_key_pairs_org_created', ['orgId', 'createdAt', 'id'])
-@Check('ck_key_pairs_algorithm', `algorithm IN ('ed25519', 'ecdsa-p256', 'rsa-3072')`)
+@Check('ck_key_pairs_algorithm', oneOf('algorithm', KEY_ALGORITHMS))
 export class KeyPairEntity {
   @PrimaryColumn('uuid')
   id!: string;
@@ -16,7 +16,7 @@ export class KeyPairEntity {
   name!: string;
 
   @Column('varchar', { length: 20 })
-  algorithm!: KeyPairAlgorithm;
+  algorithm!: KeyAlgorithm;
 
   @Column('text', { name: 'public_key' })
   publicKey!: string;

@@ -1,7 +1,7 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, Unique } from 'typeorm';
-import { HardwareBinding, LicenseType } from '@licensing/license-format';
-import { LicenseStatus } from '@licensing/contracts';
-import { TIMESTAMP } from '@licensing/shared/database';
+import { HardwareBinding, LICENSE_TYPES, LicenseType } from '@licensing/license-format';
+import { LICENSE_STATUSES, LicenseStatus } from '@licensing/contracts';
+import { TIMESTAMP, oneOf } from '@licensing/shared/database';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 
 @Entity({ name: 'licenses' })
@@ -9,11 +9,8 @@ import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 @Index('ix_licenses_org_created', ['orgId', 'createdAt', 'id'])
 @Index('ix_licenses_product', ['productId'])
 @Index('ix_licenses_key_pair', ['keyPairId'])
-@Check('ck_licenses_status', `status IN ('active', 'revoked', 'expired', 'suspended')`)
-@Check(
-  'ck_licenses_type',
-  `license_type IN ('perpetual', 'subscription', 'trial', 'node_locked', 'floating')`,
-)
+@Check('ck_licenses_status', oneOf('status', LICENSE_STATUSES))
+@Check('ck_licenses_type', oneOf('license_type', LICENSE_TYPES))
 @Check('ck_licenses_revoked_at', `(status = 'revoked') = (revoked_at IS NOT NULL)`)
 @Check('ck_licenses_validity', 'valid_until IS NULL OR valid_until >= valid_from')
 @Check('ck_licenses_seats', 'max_seats > 0')

@@ -20,9 +20,8 @@ import {
 import { PageQueryDto } from '../common/pagination.dto';
 import { Nullable, Optional } from '../common/validation';
 import { MAX_FEATURES, MAX_VALID_DAYS } from '../products/product.dto';
+import { LICENSE_TYPES, LicenseType } from '@licensing/license-format';
 
-export const LICENSE_TYPES = ['perpetual', 'subscription', 'trial', 'node_locked', 'floating'] as const;
-export type LicenseTypeName = (typeof LICENSE_TYPES)[number];
 export const LICENSE_STATUSES = ['active', 'revoked', 'expired', 'suspended'] as const;
 export type LicenseStatus = (typeof LICENSE_STATUSES)[number];
 export const MAX_SEATS = 1_000_000;
@@ -44,7 +43,7 @@ export class CreateLicenseDto {
   @ApiPropertyOptional({ enum: LICENSE_TYPES, default: 'subscription' })
   @Optional()
   @IsIn(LICENSE_TYPES)
-  license_type?: LicenseTypeName;
+  license_type?: LicenseType;
 
   @ApiPropertyOptional({ maxLength: 255, nullable: true })
   @Nullable()
@@ -141,7 +140,7 @@ export class LicenseView {
   @ApiProperty() product_name!: string;
   @ApiProperty() product_code!: string;
   @ApiProperty({ example: 'LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC' }) serial!: string;
-  @ApiProperty({ enum: LICENSE_TYPES }) license_type!: LicenseTypeName;
+  @ApiProperty({ enum: LICENSE_TYPES }) license_type!: LicenseType;
   @ApiProperty({ nullable: true, type: String }) customer_id!: string | null;
   @ApiProperty({ nullable: true, type: String }) customer_email!: string | null;
   @ApiProperty({ enum: LICENSE_STATUSES }) status!: LicenseStatus;
