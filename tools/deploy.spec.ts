@@ -44,8 +44,16 @@ interface SchemaBlock {
 function schemaBlocks(file: string): Map<string, SchemaBlock> {
   const source = read(file);
   const blocks = new Map<string, SchemaBlock>();
-  for (const match of source.matchAll(/^export const (\w+)\s*=\s*\{\n([\s\S]*?)^\};/gm)) {
-    const body = match[2]
+  // `export const group = { ... };`, and `export function group(...) { return { ... }; }` (its
+  // body de-indented to the same two spaces).
+  const groups = [
+    ...[...source.matchAll(/^export const (\w+)\s*=\s*\{\n([\s\S]*?)^\};/gm)].map((m) => [m[1], m[2]]),
+    ...[
+      ...source.matchAll(/^export function (\w+)\([^)]*\)\s*\{\n {2}return \{\n([\s\S]*?)^ {2}\};\n\}/gm),
+    ].map((m) => [m[1], m[2].replace(/^ {2}/gm, '')]),
+  ];
+  for (const match of groups) {
+    const body = match[1]
       .split('\n')
       .filter((line) => !/^\s*\/\//.test(line))
       .join('\n');
@@ -56,7 +64,7 @@ function schemaBlocks(file: string): Map<string, SchemaBlock> {
       if (variable) block.vars.set(variable[1], /\bproduction:\s*null\b/.test(entry));
       else if (spread) block.spreads.push(spread[1]);
     }
-    if (block.vars.size + block.spreads.length > 0) blocks.set(match[1], block);
+    if (block.vars.size + block.spreads.length > 0) blocks.set(match[0], block);
   }
   return blocks;
 }

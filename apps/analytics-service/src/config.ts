@@ -1,14 +1,9 @@
-import { ConfigOf, commonEnv, databaseEnv, env, loadConfig } from '@licensing/shared/config';
+import { ConfigOf, commonEnv, databaseEnv, env, healthEnv, loadConfig } from '@licensing/shared/config';
 
 export const analyticsServiceEnv = {
   ...commonEnv,
   ...databaseEnv,
-  HOST: env.string({
-    default: '127.0.0.1',
-    production: '0.0.0.0',
-    description: 'Interface for the health endpoints',
-  }),
-  HEALTH_PORT: env.int({ default: 3104, min: 0, max: 65535, description: 'Port of /healthz and /readyz' }),
+  ...healthEnv(3104),
   ANALYTICS_BATCH_SIZE: env.int({
     default: 500,
     min: 1,

@@ -1,4 +1,4 @@
-import { ConfigOf, commonEnv, databaseEnv, env, loadConfig } from '@licensing/shared/config';
+import { ConfigOf, commonEnv, databaseEnv, env, loadConfig, redisEnv } from '@licensing/shared/config';
 
 export const gatewayEnv = {
   ...commonEnv,
@@ -26,12 +26,7 @@ export const gatewayEnv = {
     description: 'How long an Idempotency-Key and the answer of its first request are kept',
   }),
   TRUST_PROXY: env.bool({ default: false, description: 'Trust X-Forwarded-* headers (behind an ingress)' }),
-  REDIS_URL: env.url({
-    protocols: ['redis', 'rediss'],
-    default: 'redis://127.0.0.1:6379',
-    production: null,
-    description: 'Redis holding the rate-limit state that every gateway replica shares',
-  }),
+  ...redisEnv('Redis holding the rate-limit state that every gateway replica shares'),
   RATE_LIMIT_ENABLED: env.bool({ default: true, description: 'Limit requests per API key and route class' }),
   RATE_LIMIT_WINDOW_SECONDS: env.int({
     default: 60,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ConfigOf, commonEnv, databaseEnv, env, loadConfig } from '@licensing/shared/config';
+import { ConfigOf, commonEnv, databaseEnv, env, healthEnv, loadConfig } from '@licensing/shared/config';
 
 /** Well known, so only for development: production refuses to start without SIGNING_MASTER_KEYS. */
 const DEVELOPMENT_MASTER_KEY = `dev:${createHash('sha256').update('licensing-development-master-key').digest('base64')}`;
@@ -7,12 +7,7 @@ const DEVELOPMENT_MASTER_KEY = `dev:${createHash('sha256').update('licensing-dev
 export const licenseServiceEnv = {
   ...commonEnv,
   ...databaseEnv,
-  HOST: env.string({
-    default: '127.0.0.1',
-    production: '0.0.0.0',
-    description: 'Interface for the health endpoints',
-  }),
-  HEALTH_PORT: env.int({ default: 3102, min: 0, max: 65535, description: 'Port of /healthz and /readyz' }),
+  ...healthEnv(3102),
   LICENSE_EXPIRY_SWEEP_MS: env.int({
     default: 30_000,
     min: 50,

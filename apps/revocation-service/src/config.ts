@@ -1,20 +1,10 @@
-import { ConfigOf, commonEnv, env, loadConfig } from '@licensing/shared/config';
+import { ConfigOf, commonEnv, env, healthEnv, loadConfig, redisEnv } from '@licensing/shared/config';
 
 /** No database: the service answers from Redis and, on a miss or an outage, from the license service. */
 export const revocationServiceEnv = {
   ...commonEnv,
-  REDIS_URL: env.url({
-    protocols: ['redis', 'rediss'],
-    default: 'redis://127.0.0.1:6379',
-    production: null,
-    description: 'Redis of the serial-status cache',
-  }),
-  HOST: env.string({
-    default: '127.0.0.1',
-    production: '0.0.0.0',
-    description: 'Interface for the health endpoints',
-  }),
-  HEALTH_PORT: env.int({ default: 3103, min: 0, max: 65535, description: 'Port of /healthz and /readyz' }),
+  ...redisEnv('Redis of the serial-status cache'),
+  ...healthEnv(3103),
   REVOCATION_CACHE_TTL_SECONDS: env.int({
     default: 3600,
     min: 1,

@@ -41,3 +41,35 @@ export const databaseEnv = {
     description: 'Create the database named in DATABASE_URL when it does not exist',
   }),
 };
+
+/**
+ * Where a bus service serves its health endpoints: every service has them, each on its own default
+ * port so that `npm start` runs them side by side.
+ */
+export function healthEnv(defaultPort: number) {
+  return {
+    HOST: env.string({
+      default: '127.0.0.1',
+      production: '0.0.0.0',
+      description: 'Interface for the health endpoints',
+    }),
+    HEALTH_PORT: env.int({
+      default: defaultPort,
+      min: 0,
+      max: 65535,
+      description: 'Port of /healthz and /readyz',
+    }),
+  };
+}
+
+/** The Redis a process uses, required in production. */
+export function redisEnv(purpose: string) {
+  return {
+    REDIS_URL: env.url({
+      protocols: ['redis', 'rediss'],
+      default: 'redis://127.0.0.1:6379',
+      production: null,
+      description: purpose,
+    }),
+  };
+}
