@@ -1,4 +1,4 @@
-import { ApiClient, ApiResponse } from '@licensing/shared/testing';
+import { ApiClient, ApiResponse, waitFor } from '@licensing/shared/testing';
 import { OwnServer, startOwnNats } from './support/processes';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair } from './support/fixtures';
@@ -90,8 +90,11 @@ describe('NATS down', () => {
   it('is a 503 within 100 ms, not after the bus timeout, and serves again once NATS is back', async () => {
     const { product } = await productWithKeyPair(org.api);
     expect((await reader.get(`/api/v1/products/${product.id}`)).status).toBe(200);
+    expect((await stack.anonymous.get('/readyz')).status).toBe(200);
 
     await nats.kill();
+    // Not ready while it cannot answer: the load balancer sends traffic to other replicas.
+    await waitFor(async () => (await stack.anonymous.get('/readyz')).status === 503, { what: 'not ready' });
     for (let i = 0; i < 5; i += 1) {
       const started = Date.now();
       const down = await reader.get(`/api/v1/products/${product.id}`);
@@ -109,5 +112,6 @@ describe('NATS down', () => {
       await after(100);
     }
     expect(back?.status).toBe(200);
+    expect((await stack.anonymous.get('/readyz')).status).toBe(200);
   }, 30_000);
 });

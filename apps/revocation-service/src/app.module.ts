@@ -2,7 +2,6 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { BusModule } from '@licensing/shared/messaging';
 import { CacheModule } from './cache/cache.module';
 import { RevocationServiceConfig } from './config';
-import { HealthController } from './health/health.controller';
 import { RevocationModule } from './revocation/revocation.module';
 
 @Module({})
@@ -25,7 +24,6 @@ export class RevocationServiceModule {
         }),
         RevocationModule,
       ],
-      controllers: [HealthController],
     };
   }
 }

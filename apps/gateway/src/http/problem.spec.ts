@@ -4,6 +4,7 @@ import {
   InternalServerErrorException,
   MethodNotAllowedException,
   NotFoundException,
+  ServiceUnavailableException,
   PayloadTooLargeException,
   UnsupportedMediaTypeException,
 } from '@nestjs/common';
@@ -82,6 +83,13 @@ describe('toProblem', () => {
   describe('errors of Nest and Fastify themselves', () => {
     it.each([
       ['an unknown route (Nest)', new NotFoundException(), 404, 'not_found', 'No such route'],
+      [
+        'a readiness probe that is not ready',
+        new ServiceUnavailableException('NATS unavailable'),
+        503,
+        'unavailable',
+        'NATS unavailable',
+      ],
       [
         'an unknown route (Fastify)',
         fastifyError(404, 'FST_ERR_NOT_FOUND'),

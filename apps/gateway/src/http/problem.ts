@@ -64,6 +64,10 @@ function fromFrameworkError(error: unknown): DomainError | undefined {
     );
   }
   if (status === 405) return new DomainError('not_found', 'No such route for this method');
+  if (status === 503) {
+    const detail = error instanceof HttpException ? error.message : 'A backing service is unavailable';
+    return new DomainError('unavailable', detail);
+  }
   if (status !== undefined && status >= 400 && status < 500) {
     return new DomainError(
       'validation_failed',

@@ -3,6 +3,5 @@ export * from './errors';
 export * from './columns';
 export * from './pagination';
 export * from './schema-drift';
-export * from './health.controller';
 export * from './database.module';
 export * from './exclusive-job';

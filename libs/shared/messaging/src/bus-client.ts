@@ -151,6 +151,11 @@ export class BusClient implements OnApplicationShutdown {
     });
   }
 
+  /** Whether the NATS connection is up now (false while it reconnects). */
+  get isConnected(): boolean {
+    return this.connected;
+  }
+
   get namespace(): string {
     return this.options.namespace;
   }

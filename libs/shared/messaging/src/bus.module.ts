@@ -1,13 +1,18 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { BusClient, BusClientOptions } from './bus-client';
+import { HealthController } from './health.controller';
 
-/** Provides the one BusClient of a process, connected before the app starts serving. */
+/**
+ * Provides the one BusClient of a process, connected before the app starts serving, and the
+ * process's health probes (`/healthz`, `/readyz`).
+ */
 @Global()
 @Module({})
 export class BusModule {
   static forRoot(options: BusClientOptions): DynamicModule {
     return {
       module: BusModule,
+      controllers: [HealthController],
       providers: [
         {
           provide: BusClient,

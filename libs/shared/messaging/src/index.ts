@@ -9,3 +9,4 @@ export * from './jetstream';
 export * from './dead-letter';
 export * from './durable-consumer';
 export * from './decode-message';
+export * from './health.controller';
