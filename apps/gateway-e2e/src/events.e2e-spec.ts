@@ -54,6 +54,7 @@ describe('events', () => {
       expect(found).toHaveLength(1);
       const [event] = found;
       expect(event.org_id).toBe(org.id);
+      expect(event.schema_version).toBe(1);
       expect(event.occurred_at).toMatch(ISO_MS);
       expect(event.subject).toBe(`${stack.namespace}.licensing.events.${org.id}.${type}`);
       expect(event.messageId).toBe(event.id);

@@ -67,6 +67,7 @@ describe('revocation service', () => {
   async function publishEvent(entry: SerialStatus, type: string, occurredAt: Date): Promise<void> {
     const event: LicensingEvent = {
       id: randomUUID(),
+      schema_version: 1,
       type: type as LicensingEvent['type'],
       org_id: entry.org_id,
       occurred_at: occurredAt.toISOString(),

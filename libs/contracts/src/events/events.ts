@@ -22,9 +22,18 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * The version of the event payloads published today. A breaking change of a payload is published
+ * as a new version beside the old one for a deprecation period, never in place; consumers read the
+ * versions they know.
+ */
+export const EVENT_SCHEMA_VERSION = 1;
+
 export interface LicensingEvent<T = unknown> {
   /** Unique per event; also the JetStream message id, so a re-published event is dropped as a duplicate. */
   id: string;
+  /** The payload's version (EVENT_SCHEMA_VERSION when it was published). */
+  schema_version: number;
   type: EventType;
   org_id: string;
   occurred_at: string;

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { EntityManager } from 'typeorm';
-import { EventType, LicensingEvent, SerialStatus, eventSubject } from '@licensing/contracts';
+import {
+  EVENT_SCHEMA_VERSION,
+  EventType,
+  LicensingEvent,
+  SerialStatus,
+  eventSubject,
+} from '@licensing/contracts';
 import { OutboxEventEntity } from './outbox-event.entity';
 import { signalOutbox } from './outbox-signal';
 
@@ -14,6 +20,7 @@ export async function recordEvent<T>(
 ): Promise<LicensingEvent<T>> {
   const published: LicensingEvent<T> = {
     id: randomUUID(),
+    schema_version: EVENT_SCHEMA_VERSION,
     type: event.type,
     org_id: event.orgId,
     occurred_at: (event.occurredAt ?? new Date()).toISOString(),
