@@ -5,7 +5,7 @@ import {
   BusClient,
   DurableConsumer,
   decodeMessage,
-  namespaced,
+  organizationOfSubject,
   storeBatch,
 } from '@licensing/shared/messaging';
 import { ANALYTICS_CONFIG, AnalyticsServiceConfig } from '../config';
@@ -73,15 +73,11 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
     private readonly reports: SyncReportsRepository,
     @Inject(ANALYTICS_CONFIG) config: AnalyticsServiceConfig,
   ) {
-    const prefix = namespaced(bus.namespace, 'licensing.sync-reports.');
     this.consumer = new DurableConsumer(bus, {
       durable: SYNC_REPORT_CONSUMER,
       stream: Streams.syncReports,
       decode: (message) => {
-        const orgOfSubject = message.subject.startsWith(prefix)
-          ? message.subject.slice(prefix.length)
-          : undefined;
-        const decoded = decodeSyncReport(message.data, orgOfSubject);
+        const decoded = decodeSyncReport(message.data, organizationOfSubject(message.subject));
         return 'problem' in decoded ? decoded : { value: decoded.report };
       },
       process: (batch) =>

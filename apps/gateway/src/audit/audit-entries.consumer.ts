@@ -7,7 +7,7 @@ import {
   BusClient,
   DurableConsumer,
   decodeMessage,
-  namespaced,
+  organizationOfSubject,
   storeBatch,
 } from '@licensing/shared/messaging';
 import { AuditEventsService } from './audit-events.service';
@@ -52,15 +52,11 @@ export class AuditEntriesConsumer implements OnApplicationBootstrap, BeforeAppli
     bus: BusClient,
     private readonly audit: AuditEventsService,
   ) {
-    const prefix = namespaced(bus.namespace, 'licensing.audit.');
     this.consumer = new DurableConsumer<AuditEntryRecord>(bus, {
       durable: AUDIT_CONSUMER,
       stream: Streams.audit,
       decode: (message) => {
-        const orgOfSubject = message.subject.startsWith(prefix)
-          ? message.subject.slice(prefix.length)
-          : undefined;
-        const decoded = decodeAuditEntry(message.data, orgOfSubject);
+        const decoded = decodeAuditEntry(message.data, organizationOfSubject(message.subject));
         return 'problem' in decoded ? decoded : { value: decoded.entry };
       },
       process: (batch) =>
