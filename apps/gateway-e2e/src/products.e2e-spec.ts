@@ -31,7 +31,7 @@ function expectProblem(response: ApiResponse, status: number, code: string, fiel
   if (code !== 'validation_failed') expect(response.body.errors).toBeUndefined();
 }
 
-/** Newest `created_at` first, ties broken by id descending (API.md §1). */
+/** Newest `created_at` first, ties broken by id descending (docs/api.md). */
 function newestFirst<T extends { id: string; created_at: string }>(items: T[]): T[] {
   return [...items].sort((a, b) =>
     a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1,

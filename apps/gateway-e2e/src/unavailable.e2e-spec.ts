@@ -3,7 +3,7 @@ import { ApiResponse, TEST_DATABASE_URL, waitFor } from '@licensing/shared/testi
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair } from './support/fixtures';
 
-/** API.md §2: a backing service that is down is a 503 `unavailable`, safe to retry, not a hang or a 500. */
+/** a backing service that is down is a 503 `unavailable`, safe to retry, not a hang or a 500. */
 describe('a backing service that is down', () => {
   let stack: TestStack;
   let org: TestOrganization;

@@ -25,7 +25,7 @@ function input(overrides: Partial<BuildClaimsInput> = {}): BuildClaimsInput {
 }
 
 describe('buildClaims', () => {
-  it('maps the input onto the API.md claim names, with times as whole Unix seconds rounded down', () => {
+  it('maps the input onto the documented claim names, with times as whole Unix seconds rounded down', () => {
     expect(buildClaims(input())).toEqual({
       v: 1,
       jti: '4b0c5d0e-8a43-4a8b-9d0b-2f8f3c1e6a11',

@@ -12,7 +12,7 @@ export interface HardwareBinding {
   fingerprint: string;
 }
 
-/** The JSON payload of a license file (API.md §5). Times are Unix seconds. */
+/** The JSON payload of a license file (docs/api.md). Times are Unix seconds. */
 export interface LicenseClaims {
   v: 1;
   jti: string;
@@ -57,7 +57,7 @@ export function buildClaims(input: BuildClaimsInput): LicenseClaims {
   const nbf = unixSeconds(input.validFrom, 'validFrom');
   const iat = unixSeconds(input.issuedAt, 'issuedAt');
   const exp = input.validUntil === null ? undefined : unixSeconds(input.validUntil, 'validUntil');
-  // Property order follows API.md §5 so the signed JSON reads like the documented example.
+  // Property order follows the documented license format so the signed JSON reads like the documented example.
   return {
     v: 1,
     jti: input.licenseId,
@@ -85,7 +85,7 @@ export function buildClaims(input: BuildClaimsInput): LicenseClaims {
 export type TimeProblem = 'not_yet_valid' | 'expired';
 
 /**
- * No leeway: the service treats valid_from and valid_until as hard boundaries (API.md §6), and
+ * No leeway: the service treats valid_from and valid_until as hard boundaries (docs/api.md), and
  * tolerating a skewed client clock is a decision for whoever verifies offline, not for the format.
  */
 export function timeProblems(claims: Pick<LicenseClaims, 'nbf' | 'exp'>, now: Date): TimeProblem[] {

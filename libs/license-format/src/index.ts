@@ -1,4 +1,4 @@
-// The license file format (API.md §5): serials, signing keys and fingerprints, the claims,
+// The license file format (docs/api.md): serials, signing keys and fingerprints, the claims,
 // compact-JWS signing and algorithm-pinned verification, and the base64 license_blob wrapper.
 // Framework-free and node:crypto only, so every service signs and checks licenses one way.
 export {

@@ -119,7 +119,7 @@ export function verifyJwsSignature(decoded: DecodedJws, publicKey: KeyObject): b
 function algorithmMatchesKey(alg: unknown, algorithm: KeyAlgorithm): boolean {
   switch (algorithm) {
     case 'ed25519':
-      // RFC 9864 names the same algorithm 'Ed25519'; API.md §5 asks verifiers to accept both.
+      // RFC 9864 names the same algorithm 'Ed25519'; the license format asks verifiers to accept both.
       return alg === 'EdDSA' || alg === 'Ed25519';
     case 'ecdsa-p256':
       return alg === 'ES256';

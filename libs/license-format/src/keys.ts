@@ -71,7 +71,7 @@ export function generateKeyPair(algorithm: KeyAlgorithm): Promise<GeneratedKeyPa
   });
 }
 
-/** SHA-256 of the DER-encoded SPKI public key, lowercase hex (API.md §4). */
+/** SHA-256 of the DER-encoded SPKI public key, lowercase hex (docs/api.md). */
 export function publicKeyFingerprint(publicKey: KeyObject | string): string {
   const key = typeof publicKey === 'string' ? parsePublicKey(publicKey) : publicKey;
   if (key.type !== 'public') {

@@ -2,7 +2,7 @@ import { PipeTransform } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { DomainError } from '@licensing/shared/errors';
 
-/** Every resource is served under both prefixes (API.md §1): the same handler, the same data. */
+/** Every resource is served under both prefixes (docs/api.md): the same handler, the same data. */
 export function routes(resource: string): string[] {
   return [`api/v1/${resource}`, `v1/${resource}`];
 }

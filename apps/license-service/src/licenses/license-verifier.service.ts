@@ -36,7 +36,7 @@ const MESSAGES: Record<VerifyErrorCode, string> = {
 };
 
 /**
- * Online verification (API.md §6): every problem that applies is reported, not just the first.
+ * Online verification (docs/api.md, Verify): every problem that applies is reported, not just the first.
  * The algorithm comes from the key, never from the file's header; the stored status of the serial
  * is consulted only within the caller's organization.
  */

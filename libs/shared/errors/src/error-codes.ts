@@ -1,4 +1,4 @@
-/** Every error code the API can answer with, and the HTTP status it always travels with (API.md §2). */
+/** Every error code the API can answer with, and the HTTP status it always travels with (docs/api.md). */
 export const ERROR_STATUS = {
   validation_failed: 400,
   unauthorized: 401,
