@@ -57,7 +57,7 @@ export function buildClaims(input: BuildClaimsInput): LicenseClaims {
   const nbf = unixSeconds(input.validFrom, 'validFrom');
   const iat = unixSeconds(input.issuedAt, 'issuedAt');
   const exp = input.validUntil === null ? undefined : unixSeconds(input.validUntil, 'validUntil');
-  // Property order follows the documented license format so the signed JSON reads like the documented example.
+  // Property order follows docs/api.md (License file format), so the signed JSON reads as documented.
   return {
     v: 1,
     jti: input.licenseId,
