@@ -147,6 +147,26 @@ describe('faults under load', () => {
   const activeLicenses = () => licenses.filter((l) => l.revokedAt === undefined && !l.revoking);
 
   /** One request of the given kind, against the licenses created so far. */
+  /** A usage report with an id and a fingerprint of its own, so that analytics can be checked to count it once. */
+  function sync(license: CreatedLicense): Promise<Call> {
+    const reportId = randomUUID();
+    const fingerprint = `report-${reportId}`;
+    return record(
+      'sync',
+      clientKey,
+      'POST',
+      '/api/v1/licenses/sync',
+      {
+        license_serial: license.serial,
+        hardware_fingerprint: fingerprint,
+        app_version: '2.4.1',
+        seats_in_use: 1,
+        report_id: reportId,
+      },
+      { licenseId: license.id, reportId, fingerprint },
+    );
+  }
+
   /** Revokes a license (recorded like the load); while it runs, the load leaves that license alone. */
   async function revoke(license: CreatedLicense): Promise<Call> {
     license.revoking = true;
@@ -202,25 +222,8 @@ describe('faults under load', () => {
           { serials },
         );
       }
-      case 'sync': {
-        const license = pick(licenses.slice(-40));
-        const reportId = randomUUID();
-        const fingerprint = `report-${reportId}`;
-        return record(
-          'sync',
-          clientKey,
-          'POST',
-          '/api/v1/licenses/sync',
-          {
-            license_serial: license.serial,
-            hardware_fingerprint: fingerprint,
-            app_version: '2.4.1',
-            seats_in_use: 1,
-            report_id: reportId,
-          },
-          { licenseId: license.id, reportId, fingerprint },
-        );
-      }
+      case 'sync':
+        return sync(pick(licenses.slice(-40)));
     }
   }
 
@@ -287,15 +290,7 @@ describe('faults under load', () => {
       { serials: [license.serial] },
     );
     if (checked.status !== 200 || checked.body.results[0].status !== 'revoked') return false;
-    const reportId = randomUUID();
-    const synced = await record(
-      'sync',
-      clientKey,
-      'POST',
-      '/api/v1/licenses/sync',
-      { license_serial: license.serial, hardware_fingerprint: `report-${reportId}`, report_id: reportId },
-      { licenseId: license.id, reportId, fingerprint: `report-${reportId}` },
-    );
+    const synced = await sync(license);
     return synced.status === 200 && synced.body.status === 'revoked';
   }
 
@@ -508,15 +503,7 @@ describe('faults under load', () => {
 
     // Each of these syncs is a report like any other: it is recorded, and counted below.
     const synced = await inBatches(revoked, 8, async (license) => {
-      const reportId = randomUUID();
-      const call = await record(
-        'sync',
-        clientKey,
-        'POST',
-        '/api/v1/licenses/sync',
-        { license_serial: license.serial, hardware_fingerprint: `report-${reportId}`, report_id: reportId },
-        { licenseId: license.id, reportId, fingerprint: `report-${reportId}` },
-      );
+      const call = await sync(license);
       return call.status === 200 && call.body.status === 'revoked'
         ? undefined
         : { serial: license.serial, status: call.status, body: call.body };
