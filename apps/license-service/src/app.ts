@@ -3,14 +3,19 @@ import { DataSource } from 'typeorm';
 import { ensureDatabase, migrate } from '@licensing/shared/database';
 import { startBusService } from '@licensing/shared/messaging';
 import { LICENSE_SCHEMA, LicenseServiceModule } from './app.module';
+import { ProductEventsConsumer } from './catalog/product-events.consumer';
 import { LicenseServiceConfig } from './config';
 
-/** Starts the license service: migrates its schema, then takes license, key pair and catalog requests. */
+/**
+ * Starts the license service: migrates its schema, follows the product events into its catalog,
+ * then takes license, key pair and catalog requests.
+ */
 export async function startLicenseService(config: LicenseServiceConfig): Promise<INestApplication> {
   if (config.DATABASE_AUTO_CREATE) await ensureDatabase(config.DATABASE_URL);
   return startBusService(LicenseServiceModule.forRoot(config), {
     name: 'license-service',
     config,
     beforeInit: (app) => migrate(app.get(DataSource), LICENSE_SCHEMA),
+    beforeListen: (app) => app.get(ProductEventsConsumer).start(),
   });
 }

@@ -8,9 +8,13 @@ import {
   deleteNamespaceStreams,
   EventRecorder,
   ScriptedPeer,
+  TEST_NATS_URL,
   testEnv,
   uniqueNamespace,
+  waitFor,
 } from '@licensing/shared/testing';
+import { namespaced } from '@licensing/shared/messaging';
+import { NatsConnection, connect } from 'nats';
 import { startLicenseService } from './app';
 import { loadLicenseServiceConfig } from './config';
 import { LicenseExpirySweeper } from './licenses/license-expiry.sweeper';
@@ -56,6 +60,7 @@ describe('license service', () => {
       default_valid_days: 30,
       max_concurrent_activations: null,
       activation_heartbeat_interval: null,
+      updated_at: new Date().toISOString(),
     };
     await bus.as(orgId).send(Messages.catalog.upsert, product);
     return product;
@@ -111,6 +116,110 @@ describe('license service', () => {
         expect(total).toBe(outcomes.filter((o) => o === 'created').length);
       }
     }
+  });
+
+  describe('the catalog, from product events', () => {
+    let nats: NatsConnection;
+    beforeAll(async () => {
+      nats = await connect({ servers: TEST_NATS_URL });
+    });
+    afterAll(() => nats.drain());
+
+    const version = (offsetMs: number) => new Date(Date.UTC(2026, 0, 1) + offsetMs).toISOString();
+
+    async function publish(orgId: string, type: string, product: ReturnType<typeof productNamed>) {
+      const event = {
+        id: randomUUID(),
+        schema_version: 1,
+        type,
+        org_id: orgId,
+        occurred_at: product.updated_at,
+      };
+      await nats
+        .jetstream()
+        .publish(
+          namespaced(namespace, `licensing.events.${orgId}.${type}`),
+          JSON.stringify({ ...event, data: product }),
+        );
+    }
+
+    const productNamed = (name: string, updatedAt: string) => ({
+      id: randomUUID(),
+      code: `p-${randomUUID().slice(0, 8)}`,
+      name,
+      description: '',
+      key_pair_id: null as string | null,
+      default_features: [],
+      default_valid_days: 30,
+      max_concurrent_activations: null,
+      activation_heartbeat_interval: null,
+      created_at: updatedAt,
+      updated_at: updatedAt,
+    });
+
+    /** The catalog's view of a product: its name, or the error code when it has none (retired or unknown). */
+    async function catalogName(orgId: string, productId: string): Promise<string> {
+      return bus
+        .as(orgId)
+        .send(Messages.license.create, { product_id: productId })
+        .then(
+          () => 'created',
+          (error: { code: string; message: string }) =>
+            error.code === 'key_pair_missing' ? 'live' : error.code,
+        );
+    }
+
+    /** Every event published before this one has been applied: one durable applies them in order. */
+    async function settled(orgId: string): Promise<void> {
+      const marker = productNamed('marker', version(0));
+      await publish(orgId, 'product.created', marker);
+      await waitFor(async () => (await catalogName(orgId, marker.id)) === 'live', {
+        what: 'the marker product',
+      });
+    }
+
+    it('applies the newest version of a product and ignores older ones, whatever their order', async () => {
+      const orgId = randomUUID();
+      const product = productNamed('First', version(1_000));
+      await publish(orgId, 'product.created', product);
+      await publish(orgId, 'product.updated', { ...product, name: 'Newest', updated_at: version(3_000) });
+      await publish(orgId, 'product.updated', { ...product, name: 'Stale', updated_at: version(2_000) });
+      await settled(orgId);
+      const [row] = await app
+        .get(DataSource)
+        .query('SELECT name FROM license.catalog_products WHERE id = $1', [product.id]);
+      expect(row).toEqual({ name: 'Newest' });
+    });
+
+    it('retires a deleted product for good: a late or replayed event does not bring it back', async () => {
+      const orgId = randomUUID();
+      const product = productNamed('Gone', version(1_000));
+      await publish(orgId, 'product.created', product);
+      await settled(orgId);
+      expect(await catalogName(orgId, product.id)).toBe('live');
+      await publish(orgId, 'product.deleted', product);
+      await publish(orgId, 'product.updated', { ...product, updated_at: version(5_000) });
+      await settled(orgId);
+      expect(await catalogName(orgId, product.id)).toBe('not_found');
+    });
+
+    it('keeps a product retired before its creation event arrived from being created later', async () => {
+      const orgId = randomUUID();
+      const product = productNamed('Early', version(1_000));
+      await bus.as(orgId).send(Messages.catalog.retire, { id: product.id });
+      await publish(orgId, 'product.created', product);
+      await settled(orgId);
+      expect(await catalogName(orgId, product.id)).toBe('not_found');
+    });
+
+    it("sets aside an event naming another organization's key pair, and goes on", async () => {
+      const orgId = randomUUID();
+      const foreign = await bus.as(randomUUID()).send(Messages.keyPair.create, {});
+      const product = { ...productNamed('Foreign key', version(1_000)), key_pair_id: foreign.id };
+      await publish(orgId, 'product.created', product);
+      await settled(orgId);
+      expect(await catalogName(orgId, product.id)).toBe('not_found');
+    });
   });
 
   it('refuses to delete a key pair a product uses, and frees it when the product is retired', async () => {

@@ -100,7 +100,11 @@ export const Messages = {
     get: defineMessage<IdDto, KeyPairView>('key-pair.get.v1'),
     delete: defineMessage<IdDto, MessageView>('key-pair.delete.v1'),
   },
-  /** The license service's copy of each product: what signing and seat rules need, kept in step by the product service. */
+  /**
+   * The license service's copy of each product: what signing and seat rules need. It converges from
+   * product events; `upsert` is the product service's early notice after a commit, `retire` the
+   * license service's consent to a deletion (refused while the product has licenses; final).
+   */
   catalog: {
     upsert: defineMessage<CatalogProductDto, OkReply>('license.catalog.upsert.v1'),
     retire: defineMessage<IdDto, OkReply>('license.catalog.retire.v1'),

@@ -8,15 +8,17 @@ import { LicenseEntity } from '../licenses/license.entity';
 import { CatalogProductEntity } from './catalog-product.entity';
 
 /**
- * The products as the license service knows them. The product service calls `upsert` and `retire`
- * inside its own transactions; license creation locks the row it reads (FOR SHARE), and retiring
- * locks it for update, which is what keeps a license from being created for a deleted product
- * when the two race.
+ * The products as the license service knows them (docs/architecture.md, "The catalog"). A version
+ * is applied only if it is newer than the one held, and never to a retired product: retiring is
+ * final, and the license service decides it (refused while the product has licenses). License
+ * creation locks the row it reads (FOR SHARE) and retiring locks it for update, which is what keeps
+ * a license from being created for a deleted product when the two race.
  */
 @Injectable()
 export class CatalogService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
+  /** Applies a version of the product; an older one than held, or one of a retired product, is ignored. */
   async upsert(orgId: string, product: CatalogProductDto): Promise<{ ok: true }> {
     await this.dataSource.transaction(async (manager) => {
       if (product.key_pair_id) await this.lockKeyPair(manager, orgId, product.key_pair_id);
@@ -25,14 +27,14 @@ export class CatalogService {
         `INSERT INTO ${table} AS c
            (id, org_id, code, name, key_pair_id, default_features, default_valid_days,
             max_concurrent_activations, activation_heartbeat_interval, retired_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, now())
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, $10)
          ON CONFLICT (id) DO UPDATE SET
            name = EXCLUDED.name, key_pair_id = EXCLUDED.key_pair_id,
            default_features = EXCLUDED.default_features, default_valid_days = EXCLUDED.default_valid_days,
            max_concurrent_activations = EXCLUDED.max_concurrent_activations,
            activation_heartbeat_interval = EXCLUDED.activation_heartbeat_interval,
-           retired_at = NULL, updated_at = now()
-         WHERE c.org_id = EXCLUDED.org_id`,
+           updated_at = EXCLUDED.updated_at
+         WHERE c.org_id = EXCLUDED.org_id AND c.retired_at IS NULL AND c.updated_at < EXCLUDED.updated_at`,
         [
           product.id,
           orgId,
@@ -43,19 +45,36 @@ export class CatalogService {
           product.default_valid_days,
           product.max_concurrent_activations,
           product.activation_heartbeat_interval,
+          product.updated_at,
         ],
       );
     });
     return { ok: true };
   }
 
+  /**
+   * Consents to the product's deletion: refused while any license exists; once given, no license
+   * can be created for it again. Asking again is harmless: the product service repeats the
+   * question until it has an answer. A product the catalog has not heard of yet (its event still
+   * on the way) is recorded as retired, so that the late event cannot bring it back.
+   */
   async retire(orgId: string, productId: string): Promise<{ ok: true }> {
     await this.dataSource.transaction(async (manager) => {
       const product = await manager.findOne(CatalogProductEntity, {
         where: { id: productId, orgId },
         lock: { mode: 'pessimistic_write' },
       });
-      if (!product) return;
+      if (product?.retiredAt) return;
+      if (!product) {
+        await manager
+          .createQueryBuilder()
+          .insert()
+          .into(CatalogProductEntity)
+          .values(retiredUnknown(orgId, productId))
+          .orIgnore()
+          .execute();
+        return;
+      }
       if (await manager.existsBy(LicenseEntity, { productId })) {
         throw DomainError.conflict(`Product ${productId} has licenses and cannot be deleted`);
       }
@@ -108,4 +127,22 @@ export class CatalogService {
     });
     if (!found) throw DomainError.notFound('Key pair', keyPairId);
   }
+}
+
+/** The row of a product retired before the catalog learnt anything else about it. */
+function retiredUnknown(orgId: string, id: string): CatalogProductEntity {
+  const now = new Date();
+  return Object.assign(new CatalogProductEntity(), {
+    id,
+    orgId,
+    code: '',
+    name: '',
+    keyPairId: null,
+    defaultFeatures: [],
+    defaultValidDays: 0,
+    maxConcurrentActivations: null,
+    activationHeartbeatInterval: null,
+    retiredAt: now,
+    updatedAt: now,
+  });
 }

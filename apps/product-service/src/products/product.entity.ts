@@ -44,4 +44,8 @@ export class ProductEntity {
 
   @Column({ ...TIMESTAMP, name: 'updated_at' })
   updatedAt!: Date;
+
+  /** Set while a deletion waits for the license service's consent: the product is hidden meanwhile. */
+  @Column({ ...TIMESTAMP, name: 'deleting_since', nullable: true })
+  deletingSince!: Date | null;
 }

@@ -27,5 +27,6 @@ export function toCatalogProduct(product: ProductEntity): CatalogProductDto {
     default_valid_days: product.defaultValidDays,
     max_concurrent_activations: product.maxConcurrentActivations,
     activation_heartbeat_interval: product.activationHeartbeatInterval,
+    updated_at: product.updatedAt.toISOString(),
   };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, IsNull, Not } from 'typeorm';
 import {
   CreateProductDto,
   MessageView,
@@ -20,18 +20,22 @@ import { ProductEntity } from './product.entity';
 import { toCatalogProduct, toProductView } from './product.mapper';
 
 /**
- * Products of an organization. Every change is mirrored into the license service's catalog inside
- * the same transaction: if the license service refuses (an unknown key pair, a product that still
- * has licenses) the change rolls back here too, and so does its event.
+ * Products of an organization. No bus call is made inside a transaction: the key pair is checked
+ * before one, the license service's catalog hears of a change after its commit (and, whatever
+ * happens to that notice, from the change's event), and a deletion asks the license service's
+ * consent first (docs/architecture.md, "The catalog").
  */
 @Injectable()
 export class ProductsService {
+  private readonly logger = new Logger(ProductsService.name);
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly bus: BusClient,
   ) {}
 
   async create(orgId: string, dto: CreateProductDto): Promise<ProductView> {
+    if (dto.key_pair_id) await this.requireKeyPair(dto.key_pair_id);
     const now = new Date();
     const product = Object.assign(new ProductEntity(), {
       id: randomUUID(),
@@ -46,11 +50,12 @@ export class ProductsService {
       activationHeartbeatInterval: dto.activation_heartbeat_interval ?? null,
       createdAt: now,
       updatedAt: now,
+      deletingSince: null,
     });
+    const view = toProductView(product);
     try {
       await this.dataSource.transaction(async (manager) => {
         await manager.insert(ProductEntity, product);
-        const view = toProductView(product);
         await recordEvent(manager, { type: 'product.created', orgId, data: view, occurredAt: now });
         await recordAudit(manager, {
           orgId,
@@ -60,7 +65,6 @@ export class ProductsService {
           changes: auditChanges(null, view),
           occurredAt: now,
         });
-        await this.bus.send(Messages.catalog.upsert, toCatalogProduct(product));
       });
     } catch (error) {
       if (isUniqueViolation(error, 'uq_products_org_code')) {
@@ -68,12 +72,13 @@ export class ProductsService {
       }
       throw error;
     }
-    return toProductView(product);
+    await this.notifyCatalog(product);
+    return view;
   }
 
   async list(orgId: string, query: PageQueryDto): Promise<ProductListView> {
     const [products, total] = await this.dataSource.getRepository(ProductEntity).findAndCount({
-      where: { orgId },
+      where: { orgId, deletingSince: IsNull() },
       order: { createdAt: 'DESC', id: 'DESC' },
       ...pageWindow(pageOf(query)),
     });
@@ -81,13 +86,16 @@ export class ProductsService {
   }
 
   async get(orgId: string, id: string): Promise<ProductView> {
-    const product = await this.dataSource.getRepository(ProductEntity).findOneBy({ id, orgId });
+    const product = await this.dataSource
+      .getRepository(ProductEntity)
+      .findOneBy({ id, orgId, deletingSince: IsNull() });
     if (!product) throw DomainError.notFound('Product', id);
     return toProductView(product);
   }
 
   async update(orgId: string, id: string, changes: UpdateProductDto): Promise<ProductView> {
-    return this.dataSource.transaction(async (manager) => {
+    if (changes.key_pair_id) await this.requireKeyPair(changes.key_pair_id);
+    const product = await this.dataSource.transaction(async (manager) => {
       const product = await this.lock(manager, orgId, id);
       const before = toProductView(product);
       if (changes.name !== undefined) product.name = changes.name;
@@ -101,7 +109,8 @@ export class ProductsService {
       if (changes.activation_heartbeat_interval !== undefined) {
         product.activationHeartbeatInterval = changes.activation_heartbeat_interval;
       }
-      product.updatedAt = new Date();
+      // Later than the version before, even within one millisecond: the catalog keeps the newest.
+      product.updatedAt = new Date(Math.max(Date.now(), product.updatedAt.getTime() + 1));
       await manager.save(product);
       const view = toProductView(product);
       await recordEvent(manager, {
@@ -118,36 +127,83 @@ export class ProductsService {
         changes: auditChanges(before, view),
         occurredAt: product.updatedAt,
       });
-      await this.bus.send(Messages.catalog.upsert, toCatalogProduct(product));
-      return view;
+      return product;
     });
+    await this.notifyCatalog(product);
+    return toProductView(product);
   }
 
   /**
-   * The license service retires the product first: it refuses while any license exists and, once it
-   * has agreed, no license can be created for the product, even by a create already in flight.
+   * Marks the product as being deleted (it disappears from every read), asks the license service's
+   * consent (refused while the product has licenses; once given, no license can be created for it),
+   * then deletes it. Refused: the product is restored. No answer: it stays marked, and asking again,
+   * or `ProductDeletions` a minute later, finishes the deletion or restores the product.
    */
   async delete(orgId: string, id: string): Promise<MessageView> {
+    const product = await this.dataSource.transaction(async (manager) => {
+      const product = await manager.findOne(ProductEntity, {
+        where: { id, orgId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!product) throw DomainError.notFound('Product', id);
+      product.deletingSince ??= new Date();
+      await manager.update(ProductEntity, { id }, { deletingSince: product.deletingSince });
+      return product;
+    });
+    await this.finishDeletion(product);
+    return { message: `Product ${id} deleted` };
+  }
+
+  /** Completes (or, if the license service refuses, undoes) a deletion that was started. */
+  async finishDeletion(product: ProductEntity): Promise<void> {
+    const { id, orgId } = product;
+    try {
+      await this.bus.send(Messages.catalog.retire, { id });
+    } catch (error) {
+      if (error instanceof DomainError && error.status < 500) {
+        await this.dataSource.getRepository(ProductEntity).update({ id, orgId }, { deletingSince: null });
+      }
+      throw error;
+    }
     await this.dataSource.transaction(async (manager) => {
-      const product = await this.lock(manager, orgId, id);
-      await this.bus.send(Messages.catalog.retire, { id: product.id });
-      await manager.delete(ProductEntity, { id: product.id, orgId });
+      const { affected } = await manager.delete(ProductEntity, { id, orgId, deletingSince: Not(IsNull()) });
+      if (!affected) return; // Finished by someone else meanwhile.
       const view = toProductView(product);
       await recordEvent(manager, { type: 'product.deleted', orgId, data: view });
       await recordAudit(manager, {
         orgId,
         action: 'deleted',
         resourceType: 'product',
-        resourceId: product.id,
+        resourceId: id,
         changes: auditChanges(view, null),
       });
     });
-    return { message: `Product ${id} deleted` };
+  }
+
+  /** Fails the request, before anything is written, if the organization has no such key pair. */
+  private async requireKeyPair(keyPairId: string): Promise<void> {
+    await this.bus.send(Messages.keyPair.get, { id: keyPairId });
+  }
+
+  /**
+   * Tells the license service about a committed change at once, so that the next license is made
+   * from it. If this notice is lost, the change's event brings the catalog up to date moments later.
+   */
+  private async notifyCatalog(product: ProductEntity): Promise<void> {
+    try {
+      await this.bus.send(Messages.catalog.upsert, toCatalogProduct(product));
+    } catch (error) {
+      this.logger.warn({
+        msg: 'catalog not told; the product event will bring it',
+        product_id: product.id,
+        err: String(error),
+      });
+    }
   }
 
   private async lock(manager: EntityManager, orgId: string, id: string): Promise<ProductEntity> {
     const product = await manager.findOne(ProductEntity, {
-      where: { id, orgId },
+      where: { id, orgId, deletingSince: IsNull() },
       lock: { mode: 'pessimistic_write' },
     });
     if (!product) throw DomainError.notFound('Product', id);

@@ -72,6 +72,9 @@ export function eventSubject(orgId: string, type: EventType): string {
 /** Every license event of every organization: the filter of a consumer that mirrors license state. */
 export const LICENSE_EVENTS_FILTER = 'licensing.events.*.license.>';
 
+/** Every product event of every organization: the filter of the license service's catalog. */
+export const PRODUCT_EVENTS_FILTER = 'licensing.events.*.product.>';
+
 export function syncReportSubject(orgId: string): string {
   return `licensing.sync-reports.${orgId}`;
 }

@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, LessThan } from 'typeorm';
+import { DomainError } from '@licensing/shared/errors';
+import { requestContext } from '@licensing/shared/logging';
+import { ProductEntity } from './product.entity';
+import { ProductsService } from './products.service';
+
+const INTERVAL_MS = 30_000;
+/** A deletion this old has lost its request (a crash, a timeout): finish it here. */
+const STALE_AFTER_MS = 60_000;
+const BATCH = 100;
+
+/**
+ * Finishes deletions that were started and never answered: the process died between marking the
+ * product and deleting it, or the license service did not answer. Each is asked again: with the
+ * license service's consent the product is deleted, refused it is restored. Replicas may overlap
+ * harmlessly: the consent is idempotent and only one of them deletes the row.
+ */
+@Injectable()
+export class ProductDeletions implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(ProductDeletions.name);
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<unknown>;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly products: ProductsService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => {
+      this.running ??= this.run().finally(() => (this.running = undefined));
+    }, INTERVAL_MS).unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One pass; answers how many deletions were settled (finished or undone). */
+  async run(now = new Date()): Promise<number> {
+    const stale = await this.dataSource.getRepository(ProductEntity).find({
+      where: { deletingSince: LessThan(new Date(now.getTime() - STALE_AFTER_MS)) },
+      order: { deletingSince: 'ASC' },
+      take: BATCH,
+    });
+    let settled = 0;
+    for (const product of stale) {
+      try {
+        await requestContext.run({ request_id: randomUUID(), org_id: product.orgId }, () =>
+          this.products.finishDeletion(product),
+        );
+        settled += 1;
+      } catch (error) {
+        // Refused: the product has licenses and was restored.
+        if (error instanceof DomainError && error.status < 500) settled += 1;
+        else
+          this.logger.warn({ msg: 'deletion not settled yet', product_id: product.id, err: String(error) });
+      }
+    }
+    return settled;
+  }
+}
