@@ -54,14 +54,22 @@ import { SerialStatusPutDto } from './revocation/serial-status-put.dto';
  */
 export interface MessageDefinition<Request, Reply> {
   readonly subject: string;
+  /**
+   * The reply's class, for a message the gateway answers over HTTP: the OpenAPI document's schema
+   * of that answer is read from it.
+   */
+  readonly replyType?: new () => Reply;
   /** Types only: these two members never exist at run time. */
   readonly request?: Request;
   readonly reply?: Reply;
 }
 
 /** A definition for `subject` (`<resource>.<verb>.v<N>`: a breaking change is a new version beside the old). */
-export function defineMessage<Request, Reply>(subject: string): MessageDefinition<Request, Reply> {
-  return { subject };
+export function defineMessage<Request, Reply>(
+  subject: string,
+  replyType?: new () => Reply,
+): MessageDefinition<Request, Reply> {
+  return { subject, replyType };
 }
 
 /** The request type of a message definition. */
@@ -77,28 +85,31 @@ export interface OkReply {
 /** Every request/reply message between the gateway and the services, and between services. */
 export const Messages = {
   product: {
-    create: defineMessage<CreateProductDto, ProductView>('product.create.v1'),
-    list: defineMessage<PageQueryDto, ProductListView>('product.list.v1'),
-    get: defineMessage<IdDto, ProductView>('product.get.v1'),
-    update: defineMessage<UpdateProductMessage, ProductView>('product.update.v1'),
-    delete: defineMessage<IdDto, MessageView>('product.delete.v1'),
+    create: defineMessage<CreateProductDto, ProductView>('product.create.v1', ProductView),
+    list: defineMessage<PageQueryDto, ProductListView>('product.list.v1', ProductListView),
+    get: defineMessage<IdDto, ProductView>('product.get.v1', ProductView),
+    update: defineMessage<UpdateProductMessage, ProductView>('product.update.v1', ProductView),
+    delete: defineMessage<IdDto, MessageView>('product.delete.v1', MessageView),
   },
   license: {
-    create: defineMessage<CreateLicenseDto, LicenseView>('license.create.v1'),
-    list: defineMessage<ListLicensesQueryDto, LicenseListView>('license.list.v1'),
-    get: defineMessage<IdDto, LicenseView>('license.get.v1'),
-    revoke: defineMessage<IdDto, MessageView>('license.revoke.v1'),
-    verify: defineMessage<VerifyLicenseDto, VerifyResultView>('license.verify.v1'),
-    update: defineMessage<UpdateLicenseMessage, LicenseView>('license.update.v1'),
-    validate: defineMessage<ValidateLicenseDto, ValidationResultView>('license.validate.v1'),
+    create: defineMessage<CreateLicenseDto, LicenseView>('license.create.v1', LicenseView),
+    list: defineMessage<ListLicensesQueryDto, LicenseListView>('license.list.v1', LicenseListView),
+    get: defineMessage<IdDto, LicenseView>('license.get.v1', LicenseView),
+    revoke: defineMessage<IdDto, MessageView>('license.revoke.v1', MessageView),
+    verify: defineMessage<VerifyLicenseDto, VerifyResultView>('license.verify.v1', VerifyResultView),
+    update: defineMessage<UpdateLicenseMessage, LicenseView>('license.update.v1', LicenseView),
+    validate: defineMessage<ValidateLicenseDto, ValidationResultView>(
+      'license.validate.v1',
+      ValidationResultView,
+    ),
     /** Stored status of up to 100 serials, of any organization: the revocation cache's source on a miss. */
     statuses: defineMessage<SerialStatusesRequest, SerialStatus[]>('license.statuses.v1'),
   },
   keyPair: {
-    create: defineMessage<CreateKeyPairDto, KeyPairView>('key-pair.create.v1'),
-    list: defineMessage<PageQueryDto, KeyPairListView>('key-pair.list.v1'),
-    get: defineMessage<IdDto, KeyPairView>('key-pair.get.v1'),
-    delete: defineMessage<IdDto, MessageView>('key-pair.delete.v1'),
+    create: defineMessage<CreateKeyPairDto, KeyPairView>('key-pair.create.v1', KeyPairView),
+    list: defineMessage<PageQueryDto, KeyPairListView>('key-pair.list.v1', KeyPairListView),
+    get: defineMessage<IdDto, KeyPairView>('key-pair.get.v1', KeyPairView),
+    delete: defineMessage<IdDto, MessageView>('key-pair.delete.v1', MessageView),
   },
   /**
    * The license service's copy of each product: what signing and seat rules need. It converges from
@@ -108,25 +119,34 @@ export const Messages = {
   catalog: {
     upsert: defineMessage<CatalogProductDto, OkReply>('license.catalog.upsert.v1'),
     retire: defineMessage<IdDto, OkReply>('license.catalog.retire.v1'),
-    publicKey: defineMessage<IdDto, ProductPublicKeyView>('license.catalog.public-key.v1'),
+    publicKey: defineMessage<IdDto, ProductPublicKeyView>(
+      'license.catalog.public-key.v1',
+      ProductPublicKeyView,
+    ),
   },
   activation: {
     create: defineMessage<CreateActivationDto, ActivationCreatedReply>('activation.create.v1'),
-    list: defineMessage<ListActivationsQueryDto, ActivationListView>('activation.list.v1'),
-    delete: defineMessage<IdDto, MessageView>('activation.delete.v1'),
-    heartbeat: defineMessage<IdDto, ActivationView>('activation.heartbeat.v1'),
+    list: defineMessage<ListActivationsQueryDto, ActivationListView>(
+      'activation.list.v1',
+      ActivationListView,
+    ),
+    delete: defineMessage<IdDto, MessageView>('activation.delete.v1', MessageView),
+    heartbeat: defineMessage<IdDto, ActivationView>('activation.heartbeat.v1', ActivationView),
   },
   revocation: {
-    check: defineMessage<CheckRevocationDto, CheckRevocationView>('revocation.check.v1'),
-    sync: defineMessage<SyncReportDto, SyncResultView>('revocation.sync.v1'),
+    check: defineMessage<CheckRevocationDto, CheckRevocationView>('revocation.check.v1', CheckRevocationView),
+    sync: defineMessage<SyncReportDto, SyncResultView>('revocation.sync.v1', SyncResultView),
     /** Write-through from the license service: the new status is in the cache before the change is answered. */
     put: defineMessage<SerialStatusPutDto, OkReply>('revocation.cache.put.v1'),
   },
   analytics: {
-    usage: defineMessage<UsageQueryDto, UsageView>('analytics.usage.v1'),
-    features: defineMessage<AnalyticsRangeQueryDto, FeaturesView>('analytics.features.v1'),
-    versions: defineMessage<AnalyticsRangeQueryDto, VersionsView>('analytics.versions.v1'),
-    licenseUsage: defineMessage<LicenseUsageRequest, LicenseUsageView>('analytics.license-usage.v1'),
+    usage: defineMessage<UsageQueryDto, UsageView>('analytics.usage.v1', UsageView),
+    features: defineMessage<AnalyticsRangeQueryDto, FeaturesView>('analytics.features.v1', FeaturesView),
+    versions: defineMessage<AnalyticsRangeQueryDto, VersionsView>('analytics.versions.v1', VersionsView),
+    licenseUsage: defineMessage<LicenseUsageRequest, LicenseUsageView>(
+      'analytics.license-usage.v1',
+      LicenseUsageView,
+    ),
   },
 } as const;
 

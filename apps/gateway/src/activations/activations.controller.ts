@@ -11,6 +11,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
+import { Answers } from '../http/answers';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes } from '../identity/scopes';
@@ -42,7 +43,7 @@ export class ActivationsController {
 
   @Get()
   @AllowScopes('read')
-  @ApiOkResponse({ type: ActivationListView })
+  @Answers(Messages.activation.list)
   @ApiProblems()
   list(@Query() query: ListActivationsQueryDto): Promise<ActivationListView> {
     return this.bus.send(Messages.activation.list, query);
@@ -51,7 +52,7 @@ export class ActivationsController {
   @Post(':id/heartbeat')
   @HttpCode(200)
   @AllowScopes('client')
-  @ApiOkResponse({ type: ActivationView, description: 'expires_at moved to now + the heartbeat interval' })
+  @Answers(Messages.activation.heartbeat, { description: 'expires_at moved to now + the heartbeat interval' })
   @ApiProblems(404, 422)
   heartbeat(@Param('id', uuidParam) id: string): Promise<ActivationView> {
     return this.bus.send(Messages.activation.heartbeat, { id });
@@ -60,7 +61,7 @@ export class ActivationsController {
   @Delete(':id')
   @HttpCode(200)
   @AllowScopes('client')
-  @ApiOkResponse({ type: MessageView })
+  @Answers(Messages.activation.delete)
   @ApiProblems(404)
   delete(@Param('id', uuidParam) id: string): Promise<MessageView> {
     return this.bus.send(Messages.activation.delete, { id });

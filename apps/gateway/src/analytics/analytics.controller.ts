@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
   AnalyticsRangeQueryDto,
   FeaturesView,
@@ -12,6 +12,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
+import { Answers } from '../http/answers';
 import { routes, uuidParam } from '../http/routes';
 import { AllowScopes } from '../identity/scopes';
 
@@ -23,8 +24,7 @@ export class AnalyticsController {
 
   @Get('usage')
   @AllowScopes('read')
-  @ApiOkResponse({
-    type: UsageView,
+  @Answers(Messages.analytics.usage, {
     description: 'One bucket per UTC hour or day that has reports, oldest first; total counts those buckets',
   })
   @ApiProblems()
@@ -34,7 +34,7 @@ export class AnalyticsController {
 
   @Get('features')
   @AllowScopes('read')
-  @ApiOkResponse({ type: FeaturesView, description: 'Reports that listed each feature, most used first' })
+  @Answers(Messages.analytics.features, { description: 'Reports that listed each feature, most used first' })
   @ApiProblems()
   features(@Query() query: AnalyticsRangeQueryDto): Promise<FeaturesView> {
     return this.bus.send(Messages.analytics.features, query);
@@ -42,8 +42,7 @@ export class AnalyticsController {
 
   @Get('versions')
   @AllowScopes('read')
-  @ApiOkResponse({
-    type: VersionsView,
+  @Answers(Messages.analytics.versions, {
     description: 'Reports per app_version (null: not reported), most first',
   })
   @ApiProblems()
@@ -60,7 +59,9 @@ export class LicenseUsageController {
 
   @Get(':id/usage')
   @AllowScopes('read')
-  @ApiOkResponse({ type: LicenseUsageView, description: 'fingerprints is paginated, most recent sync first' })
+  @Answers(Messages.analytics.licenseUsage, {
+    description: 'fingerprints is paginated, most recent sync first',
+  })
   @ApiProblems(404)
   usage(@Param('id', uuidParam) id: string, @Query() query: PageQueryDto): Promise<LicenseUsageView> {
     return this.bus.send(Messages.analytics.licenseUsage, { id, ...query });

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
   CreateKeyPairDto,
   KeyPairListView,
@@ -10,6 +10,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
+import { Answers } from '../http/answers';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes } from '../identity/scopes';
@@ -21,8 +22,8 @@ export class KeyPairsController {
 
   @Post()
   @Idempotent()
-  @ApiCreatedResponse({
-    type: KeyPairView,
+  @Answers(Messages.keyPair.create, {
+    status: 201,
     description: 'The private key is generated and kept by the service',
   })
   @ApiProblems()
@@ -32,7 +33,7 @@ export class KeyPairsController {
 
   @Get()
   @AllowScopes('read')
-  @ApiOkResponse({ type: KeyPairListView })
+  @Answers(Messages.keyPair.list)
   @ApiProblems()
   list(@Query() query: PageQueryDto): Promise<KeyPairListView> {
     return this.bus.send(Messages.keyPair.list, query);
@@ -40,7 +41,7 @@ export class KeyPairsController {
 
   @Get(':id')
   @AllowScopes('read')
-  @ApiOkResponse({ type: KeyPairView })
+  @Answers(Messages.keyPair.get)
   @ApiProblems(404)
   get(@Param('id', uuidParam) id: string): Promise<KeyPairView> {
     return this.bus.send(Messages.keyPair.get, { id });
@@ -48,7 +49,7 @@ export class KeyPairsController {
 
   @Delete(':id')
   @HttpCode(200)
-  @ApiOkResponse({ type: MessageView })
+  @Answers(Messages.keyPair.delete)
   @ApiProblems(404, 409)
   delete(@Param('id', uuidParam) id: string): Promise<MessageView> {
     return this.bus.send(Messages.keyPair.delete, { id });

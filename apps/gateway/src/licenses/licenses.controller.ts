@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import {
   CreateLicenseDto,
@@ -16,6 +16,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
+import { Answers } from '../http/answers';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes } from '../identity/scopes';
@@ -27,7 +28,7 @@ export class LicensesController {
 
   @Post()
   @Idempotent()
-  @ApiCreatedResponse({ type: LicenseView, description: 'The license, with its signed license_blob' })
+  @Answers(Messages.license.create, { status: 201, description: 'The license, with its signed license_blob' })
   @ApiProblems(404, 422)
   create(@Body() dto: CreateLicenseDto): Promise<LicenseView> {
     return this.bus.send(Messages.license.create, dto);
@@ -35,7 +36,7 @@ export class LicensesController {
 
   @Get()
   @AllowScopes('read')
-  @ApiOkResponse({ type: LicenseListView })
+  @Answers(Messages.license.list)
   @ApiProblems()
   list(@Query() query: ListLicensesQueryDto): Promise<LicenseListView> {
     return this.bus.send(Messages.license.list, query);
@@ -44,7 +45,7 @@ export class LicensesController {
   @Post('verify')
   @HttpCode(200)
   @AllowScopes('read', 'client')
-  @ApiOkResponse({ type: VerifyResultView, description: 'valid is true only when errors is empty' })
+  @Answers(Messages.license.verify, { description: 'valid is true only when errors is empty' })
   @ApiProblems(404)
   verify(@Body() dto: VerifyLicenseDto): Promise<VerifyResultView> {
     return this.bus.send(Messages.license.verify, dto);
@@ -53,7 +54,7 @@ export class LicensesController {
   @Post('validate')
   @HttpCode(200)
   @AllowScopes('client')
-  @ApiOkResponse({ type: ValidationResultView, description: 'valid is true only for code VALID' })
+  @Answers(Messages.license.validate, { description: 'valid is true only for code VALID' })
   @ApiProblems()
   validate(@Body() dto: ValidateLicenseDto): Promise<ValidationResultView> {
     return this.bus.send(Messages.license.validate, dto);
@@ -61,7 +62,7 @@ export class LicensesController {
 
   @Get(':id')
   @AllowScopes('read')
-  @ApiOkResponse({ type: LicenseView })
+  @Answers(Messages.license.get)
   @ApiProblems(404)
   get(@Param('id', uuidParam) id: string): Promise<LicenseView> {
     return this.bus.send(Messages.license.get, { id });
@@ -87,7 +88,7 @@ export class LicensesController {
   }
 
   @Patch(':id')
-  @ApiOkResponse({ type: LicenseView, description: 'The changed license, signed again (new license_blob)' })
+  @Answers(Messages.license.update, { description: 'The changed license, signed again (new license_blob)' })
   @ApiProblems(404, 409)
   update(@Param('id', uuidParam) id: string, @Body() changes: UpdateLicenseDto): Promise<LicenseView> {
     return this.bus.send(Messages.license.update, { id, changes });
@@ -95,7 +96,7 @@ export class LicensesController {
 
   @Delete(':id')
   @HttpCode(200)
-  @ApiOkResponse({ type: MessageView })
+  @Answers(Messages.license.revoke)
   @ApiProblems(404)
   revoke(@Param('id', uuidParam) id: string): Promise<MessageView> {
     return this.bus.send(Messages.license.revoke, { id });

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
   CreateProductDto,
   MessageView,
@@ -12,6 +12,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
+import { Answers } from '../http/answers';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes } from '../identity/scopes';
@@ -23,7 +24,7 @@ export class ProductsController {
 
   @Post()
   @Idempotent()
-  @ApiCreatedResponse({ type: ProductView })
+  @Answers(Messages.product.create, { status: 201 })
   @ApiProblems(404, 409)
   create(@Body() dto: CreateProductDto): Promise<ProductView> {
     return this.bus.send(Messages.product.create, dto);
@@ -31,7 +32,7 @@ export class ProductsController {
 
   @Get()
   @AllowScopes('read')
-  @ApiOkResponse({ type: ProductListView })
+  @Answers(Messages.product.list)
   @ApiProblems()
   list(@Query() query: PageQueryDto): Promise<ProductListView> {
     return this.bus.send(Messages.product.list, query);
@@ -39,14 +40,14 @@ export class ProductsController {
 
   @Get(':id')
   @AllowScopes('read')
-  @ApiOkResponse({ type: ProductView })
+  @Answers(Messages.product.get)
   @ApiProblems(404)
   get(@Param('id', uuidParam) id: string): Promise<ProductView> {
     return this.bus.send(Messages.product.get, { id });
   }
 
   @Put(':id')
-  @ApiOkResponse({ type: ProductView })
+  @Answers(Messages.product.update)
   @ApiProblems(404)
   update(@Param('id', uuidParam) id: string, @Body() changes: UpdateProductDto): Promise<ProductView> {
     return this.bus.send(Messages.product.update, { id, changes });
@@ -54,7 +55,7 @@ export class ProductsController {
 
   @Delete(':id')
   @HttpCode(200)
-  @ApiOkResponse({ type: MessageView })
+  @Answers(Messages.product.delete)
   @ApiProblems(404, 409)
   delete(@Param('id', uuidParam) id: string): Promise<MessageView> {
     return this.bus.send(Messages.product.delete, { id });
@@ -62,7 +63,7 @@ export class ProductsController {
 
   @Get(':id/public-key')
   @AllowScopes('read', 'client')
-  @ApiOkResponse({ type: ProductPublicKeyView })
+  @Answers(Messages.catalog.publicKey)
   @ApiProblems(404, 422)
   publicKey(@Param('id', uuidParam) id: string): Promise<ProductPublicKeyView> {
     return this.bus.send(Messages.catalog.publicKey, { id });

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
   CheckRevocationDto,
   CheckRevocationView,
@@ -9,6 +9,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
+import { Answers } from '../http/answers';
 import { routes } from '../http/routes';
 import { AllowScopes } from '../identity/scopes';
 
@@ -20,8 +21,7 @@ export class RevocationController {
   @Post('check-revocation')
   @HttpCode(200)
   @AllowScopes('read', 'client')
-  @ApiOkResponse({
-    type: CheckRevocationView,
+  @Answers(Messages.revocation.check, {
     description: "One result per distinct serial; another organization's serial is not_found",
   })
   @ApiProblems()
@@ -32,8 +32,7 @@ export class RevocationController {
   @Post('sync')
   @HttpCode(200)
   @AllowScopes('client')
-  @ApiOkResponse({
-    type: SyncResultView,
+  @Answers(Messages.revocation.sync, {
     description: "The license's effective status; a 200 means the report is stored and will be counted",
   })
   @ApiProblems()
