@@ -15,6 +15,7 @@ import { BroadcastDefinition, MessageDefinition } from '@licensing/contracts';
 import { DomainError, toDomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
 import { BusEnvelope } from './envelope';
+import { ReplyInbox } from './reply-inbox';
 import { namespaced } from './subjects';
 
 const codec = JSONCodec();
@@ -45,6 +46,9 @@ export class BusClient implements OnApplicationShutdown {
   private nats?: NatsConnection;
   private connected = false;
   private jetstream?: JetStreamClient;
+  private inbox?: ReplyInbox;
+  /** The packet id Nest's wire format wants: echoed back, never read (the reply subject is the key). */
+  private packets = 0;
 
   constructor(private readonly options: BusClientOptions) {}
 
@@ -56,6 +60,7 @@ export class BusClient implements OnApplicationShutdown {
       name: this.options.name,
       maxReconnectAttempts: -1,
     });
+    this.inbox = new ReplyInbox(this.nats, this.options.timeoutMs);
     this.connected = true;
     void this.followStatus(this.nats);
   }
@@ -80,9 +85,9 @@ export class BusClient implements OnApplicationShutdown {
   /**
    * One request/reply. It speaks the wire format of Nest's NATS transport (`{pattern, data, id}`
    * out, `{id, response | err}` back), so the services keep plain @MessagePattern handlers, but it
-   * goes through nats.js's own request(): one shared reply subscription for all requests, where
-   * Nest's ClientNats subscribes and unsubscribes for every single one. A subject nobody serves
-   * fails at once (no responders) instead of waiting for the timeout.
+   * goes through one shared reply subscription for all requests (`ReplyInbox`), where Nest's
+   * ClientNats subscribes and unsubscribes for every single one. A subject nobody serves fails at
+   * once (no responders) instead of waiting for the timeout.
    */
   async send<Request, Reply>(message: MessageDefinition<Request, Reply>, data: Request): Promise<Reply> {
     const { subject } = message;
@@ -102,10 +107,9 @@ export class BusClient implements OnApplicationShutdown {
     };
     let packet: ReplyPacket<Reply>;
     try {
-      const reply = await this.connection().request(
+      const reply = await this.inbox!.request(
         target,
-        codec.encode({ pattern: target, data: envelope, id: randomUUID() }),
-        { timeout: this.options.timeoutMs },
+        codec.encode({ pattern: target, data: envelope, id: (this.packets++).toString(36) }),
       );
       packet = codec.decode(reply.data) as ReplyPacket<Reply>;
     } catch (error) {
@@ -183,6 +187,7 @@ export class BusClient implements OnApplicationShutdown {
 
   /** Runs after the server side stopped taking messages (Nest closes microservices first). */
   async onApplicationShutdown(): Promise<void> {
+    this.inbox?.close();
     if (this.nats && !this.nats.isClosed()) await this.nats.close();
   }
 }

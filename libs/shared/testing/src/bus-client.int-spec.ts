@@ -64,11 +64,24 @@ describe('BusClient', () => {
     expect(Date.now() - started).toBeLessThan(250); // well under the 300 ms timeout
   });
 
-  it('gives up with unavailable when the service does not answer in time', async () => {
+  it('gives up with unavailable when the service does not answer in time, and no sooner', async () => {
+    const started = Date.now();
     await expect(client.send(defineMessage('test.silent.v1'), {})).rejects.toMatchObject({
       code: 'unavailable',
       status: 503,
     });
+    const waited = Date.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(300);
+    expect(waited).toBeLessThan(600);
+  });
+
+  it('gives each of many concurrent requests its own reply, beside requests that time out', async () => {
+    const silent = client.send(defineMessage('test.silent.v1'), {}).catch((e: unknown) => e);
+    const replies = await Promise.all(
+      Array.from({ length: 500 }, (_, i) => client.send(defineMessage('test.echo.v1'), { i })),
+    );
+    expect(replies).toEqual(Array.from({ length: 500 }, (_, i) => ({ echoed: { i } })));
+    expect(await silent).toMatchObject({ code: 'unavailable' });
   });
 
   it("carries the caller's request id and organization", async () => {

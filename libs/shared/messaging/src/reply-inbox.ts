@@ -1,0 +1,81 @@
+import { ErrorCode, Msg, NatsConnection, NatsError, Subscription, createInbox } from 'nats';
+
+interface Waiter {
+  resolve(message: Msg): void;
+  reject(error: Error): void;
+  deadline: number;
+}
+
+/** How often waits past their deadline are failed: a timeout fires at most this much late. */
+const SWEEP_MS = 50;
+
+/**
+ * Request/reply over one subscription to a private inbox, for the bus's hot paths. Each request is
+ * published with the reply subject `<inbox>.<token>` and waits in a map; one timer fails the waits
+ * whose deadline has passed (with one timeout for all, deadlines come in the order of the map).
+ * nats.js's own `request()` does the same with a timer, a closure and two or three `NatsError`s
+ * built for every call, answered or not (bench/README.md has what that cost).
+ */
+export class ReplyInbox {
+  private readonly pending = new Map<string, Waiter>();
+  private readonly prefix = `${createInbox()}.`;
+  private readonly subscription: Subscription;
+  private readonly sweeper: NodeJS.Timeout;
+  private sequence = 0;
+
+  constructor(
+    private readonly connection: NatsConnection,
+    private readonly timeoutMs: number,
+  ) {
+    this.subscription = connection.subscribe(`${this.prefix}*`, {
+      callback: (error, message) => {
+        if (!error) this.settle(message);
+      },
+    });
+    this.sweeper = setInterval(() => this.expire(Date.now()), SWEEP_MS).unref();
+  }
+
+  /**
+   * Publishes `payload` to `subject` and resolves with the reply. Rejects with nats.js's own
+   * `NoResponders` when no subscriber exists (NATS says so at once) and `Timeout` after `timeoutMs`.
+   */
+  request(subject: string, payload: Uint8Array): Promise<Msg> {
+    const token = (this.sequence++).toString(36);
+    return new Promise<Msg>((resolve, reject) => {
+      this.pending.set(token, { resolve, reject, deadline: Date.now() + this.timeoutMs });
+      try {
+        this.connection.publish(subject, payload, { reply: this.prefix + token });
+      } catch (error) {
+        this.pending.delete(token);
+        reject(error as Error);
+      }
+    });
+  }
+
+  /** Stops waiting: every request still waiting fails as timed out. */
+  close(): void {
+    clearInterval(this.sweeper);
+    this.subscription.unsubscribe();
+    this.expire(Number.POSITIVE_INFINITY);
+  }
+
+  private settle(message: Msg): void {
+    const token = message.subject.slice(this.prefix.length);
+    const waiter = this.pending.get(token);
+    if (!waiter) return; // Answered after its deadline: the caller has already been told.
+    this.pending.delete(token);
+    if (message.data.length === 0 && message.headers?.code === 503) {
+      waiter.reject(NatsError.errorForCode(ErrorCode.NoResponders));
+    } else {
+      waiter.resolve(message);
+    }
+  }
+
+  private expire(now: number): void {
+    for (const [token, waiter] of this.pending) {
+      if (waiter.deadline > now) return;
+      this.pending.delete(token);
+      waiter.reject(NatsError.errorForCode(ErrorCode.Timeout));
+    }
+  }
+}
