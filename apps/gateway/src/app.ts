@@ -9,6 +9,7 @@ import { DomainError } from '@licensing/shared/errors';
 import { NestPinoLogger, createLogger } from '@licensing/shared/logging';
 import { GATEWAY_SCHEMA, GatewayModule } from './app.module';
 import { GatewayConfig } from './config';
+import { registerDirectRoutes } from './http/direct-routes';
 import { toProblem } from './http/problem';
 import { sendProblem } from './http/problem.filter';
 import { assertWellFormed, decodeUtf8Body, findIllFormedInput } from './http/well-formed-input';
@@ -59,6 +60,7 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   if (config.RATE_LIMIT_ENABLED) registerRateLimits(fastify, app.get(RateLimitService));
   refuseIllFormedParameters(fastify);
   parseJsonBodies(fastify);
+  registerDirectRoutes(app);
   serveOpenApi(app);
 
   await migrate(app.get(DataSource), GATEWAY_SCHEMA);

@@ -9,33 +9,40 @@ export function sendProblem(reply: FastifyReply, problem: Problem): void {
   void reply.status(problem.status).type('application/problem+json').send(problem);
 }
 
+const logger = new Logger('Http');
+
+/**
+ * Answers a failure as problem+json, logging what an operator must see: a lost database connection
+ * (a 503 like any unavailable backing service, but worth a look) and anything unexpected (a 500).
+ */
+export function answerFailure(request: FastifyRequest, reply: FastifyReply, exception: unknown): void {
+  const { problem, unexpected } = toProblem(exception);
+  if (isConnectionLost(exception)) {
+    logger.warn({
+      msg: 'database connection lost under a request',
+      request_id: request.id,
+      err: String(exception),
+    });
+  }
+  if (unexpected) {
+    logger.error({
+      msg: 'unexpected error',
+      request_id: request.id,
+      err: exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+    });
+  }
+  sendProblem(reply, problem);
+}
+
 /**
  * The one place where a failure becomes an HTTP answer: route handlers, guards, pipes, and (through
- * Nest's Fastify error handler) the onRequest authentication hook and body parsing.
+ * Nest's Fastify error handler) the onRequest authentication hook and body parsing. Direct routes
+ * (direct-routes.ts) answer theirs with the same `answerFailure`.
  */
 @Catch()
 export class ProblemFilter implements ExceptionFilter {
-  private readonly logger = new Logger('Http');
-
   catch(exception: unknown, host: ArgumentsHost): void {
-    const request = host.switchToHttp().getRequest<FastifyRequest>();
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
-    const { problem, unexpected } = toProblem(exception);
-    if (isConnectionLost(exception)) {
-      // A 503 like any unavailable backing service, but worth an operator's eye.
-      this.logger.warn({
-        msg: 'database connection lost under a request',
-        request_id: request.id,
-        err: String(exception),
-      });
-    }
-    if (unexpected) {
-      this.logger.error({
-        msg: 'unexpected error',
-        request_id: request.id,
-        err: exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
-      });
-    }
-    sendProblem(reply, problem);
+    const http = host.switchToHttp();
+    answerFailure(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>(), exception);
   }
 }

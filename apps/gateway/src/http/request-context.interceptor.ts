@@ -12,17 +12,21 @@ import { RequestContext, requestContext } from '@licensing/shared/logging';
 @Injectable()
 export class RequestContextInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const auth = request.auth;
-    const store: RequestContext = {
-      request_id: request.id,
-      org_id: auth?.orgId,
-      actor: auth && { api_key_id: auth.keyId, prefix: auth.prefix, name: auth.name },
-      // Behind a proxy the address comes from X-Forwarded-For: keep it only if it is one.
-      ip: isIP(request.ip) ? request.ip : undefined,
-    };
+    const store = contextOf(context.switchToHttp().getRequest<FastifyRequest>());
     return new Observable((subscriber) =>
       requestContext.run(store, () => next.handle().subscribe(subscriber)),
     );
   }
+}
+
+/** What the logs, bus messages and audit entries caused by `request` need to know about it. */
+export function contextOf(request: FastifyRequest): RequestContext {
+  const auth = request.auth;
+  return {
+    request_id: request.id,
+    org_id: auth?.orgId,
+    actor: auth && { api_key_id: auth.keyId, prefix: auth.prefix, name: auth.name },
+    // Behind a proxy the address comes from X-Forwarded-For: keep it only if it is one.
+    ip: isIP(request.ip) ? request.ip : undefined,
+  };
 }

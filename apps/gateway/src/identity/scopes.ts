@@ -4,6 +4,7 @@ import { FastifyRequest } from 'fastify';
 import { DomainError } from '@licensing/shared/errors';
 import { AddRouteConfig } from '../http/route-config';
 import { ApiKeyScope } from './api-key.entity';
+import { AuthContext } from './auth-context';
 import { isPublicPath } from './authenticate.hook';
 
 const ALLOWED_SCOPES = 'allowed_scopes';
@@ -30,18 +31,23 @@ export class ScopesGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     // The Kubernetes probes (/healthz, /readyz) are Nest routes that authentication skips on purpose.
     if (isPublicPath(request.url)) return true;
-    const auth = request.auth;
-    if (!auth) throw new DomainError('unauthorized', 'A valid API key is required');
-    if (auth.scopes.includes('admin')) return true;
-    const allowed =
+    assertScopes(
+      request.auth,
       this.reflector.getAllAndOverride<ApiKeyScope[] | undefined>(ALLOWED_SCOPES, [
         context.getHandler(),
         context.getClass(),
-      ]) ?? [];
-    if (auth.scopes.some((scope) => allowed.includes(scope))) return true;
-    throw new DomainError(
-      'forbidden',
-      `This API key's scopes (${auth.scopes.join(', ')}) do not allow this operation`,
+      ]),
     );
+    return true;
   }
+}
+
+/** Refuses a request without an API key, or whose key has neither `admin` nor one of `allowed`. */
+export function assertScopes(auth: AuthContext | undefined, allowed: readonly ApiKeyScope[] = []): void {
+  if (!auth) throw new DomainError('unauthorized', 'A valid API key is required');
+  if (auth.scopes.includes('admin') || auth.scopes.some((scope) => allowed.includes(scope))) return;
+  throw new DomainError(
+    'forbidden',
+    `This API key's scopes (${auth.scopes.join(', ')}) do not allow this operation`,
+  );
 }

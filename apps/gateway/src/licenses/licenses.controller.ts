@@ -16,6 +16,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
+import { Direct } from '../http/direct-routes';
 import { Answers } from '../http/answers';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
@@ -47,6 +48,7 @@ export class LicensesController {
   @AllowScopes('read', 'client')
   @Answers(Messages.license.verify, { description: 'valid is true only when errors is empty' })
   @ApiProblems(404)
+  @Direct()
   verify(@Body() dto: VerifyLicenseDto): Promise<VerifyResultView> {
     return this.bus.send(Messages.license.verify, dto);
   }
@@ -56,6 +58,7 @@ export class LicensesController {
   @AllowScopes('client')
   @Answers(Messages.license.validate, { description: 'valid is true only for code VALID' })
   @ApiProblems()
+  @Direct()
   validate(@Body() dto: ValidateLicenseDto): Promise<ValidationResultView> {
     return this.bus.send(Messages.license.validate, dto);
   }

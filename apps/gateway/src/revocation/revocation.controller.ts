@@ -9,6 +9,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
+import { Direct } from '../http/direct-routes';
 import { Answers } from '../http/answers';
 import { routes } from '../http/routes';
 import { AllowScopes } from '../identity/scopes';
@@ -25,6 +26,7 @@ export class RevocationController {
     description: "One result per distinct serial; another organization's serial is not_found",
   })
   @ApiProblems()
+  @Direct()
   check(@Body() dto: CheckRevocationDto): Promise<CheckRevocationView> {
     return this.bus.send(Messages.revocation.check, dto);
   }
@@ -36,6 +38,7 @@ export class RevocationController {
     description: "The license's effective status; a 200 means the report is stored and will be counted",
   })
   @ApiProblems()
+  @Direct()
   sync(@Body() dto: SyncReportDto): Promise<SyncResultView> {
     return this.bus.send(Messages.revocation.sync, dto);
   }
