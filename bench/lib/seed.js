@@ -2,12 +2,13 @@
 // revoked, some suspended), machine activations, and the API keys the scenarios use.
 //
 // How the licenses are made: a representative share (1 %, at least 20 per product) through the
-// gateway's POST /licenses as a customer would, and the rest as requests on the bus straight to the
-// license service's `license.create.v1` handler: the same validation, signing, transaction, outbox
-// event and cache write-through, only without the gateway's HTTP, auth and rate limit in front
-// (and so without an audit entry: no API key made them). Revocations and suspensions go the same
-// way (`license.revoke.v1`, `license.update.v1`), a share of them through the API. Every row is one
-// the product wrote itself; nothing is inserted behind its back.
+// gateway's POST /licenses as a customer would, and the rest with the license service's own code
+// in bulk (lib/bulk-issue.js: its entities, serials and signer, a thousand per INSERT), which is
+// ~50 times faster than one API call each on a 2-core machine. Revocations and suspensions are
+// requests on the bus straight to the license service's handlers (`license.revoke.v1`,
+// `license.update.v1`: its validation, transaction, events and cache write-through, without the
+// gateway in front, hence without an audit entry), a few of them through the API.
+const { bulkIssuer } = require('./bulk-issue');
 const { pool } = require('./clients');
 
 /** Bump when what is seeded changes: a cached database of another version is seeded again. */
@@ -32,6 +33,7 @@ const REVOKED_EVERY = 20; // 5 %
 const SUSPENDED_EVERY = 33; // 3 %
 const VALIDATE_MACHINES = 200;
 const SAMPLE = 20_000;
+const BATCH = 1000;
 
 function licenseRequest(productId, i) {
   const kind = i % 10;
@@ -51,8 +53,24 @@ const log = (line) => process.stdout.write(`  ${line}\n`);
  * Seeds through `apiFor(key)` (HTTP) and `bus` (bus requests), given the two organizations'
  * `{id, adminKey}`. Answers the manifest the scenarios need.
  */
-async function seed({ total, orgs, apiFor, bus, concurrency = 32 }) {
+async function seed({ total, orgs, apiFor, bus, databaseUrl, concurrency = 32 }) {
   const started = Date.now();
+  let issuer;
+  try {
+    issuer = await bulkIssuer(databaseUrl);
+  } catch (error) {
+    log(
+      `the license service's code could not be loaded for bulk issue (${error.message}); every license goes over the bus`,
+    );
+  }
+  try {
+    return await seedWith({ total, orgs, apiFor, bus, issuer, concurrency, started });
+  } finally {
+    await issuer?.close();
+  }
+}
+
+async function seedWith({ total, orgs, apiFor, bus, issuer, concurrency, started }) {
   const manifest = { version: SEED_VERSION, licenses: total, orgs: [], products: {}, samples: {} };
   for (const [index, org] of orgs.entries()) {
     const admin = apiFor(org.adminKey);
@@ -92,14 +110,26 @@ async function seed({ total, orgs, apiFor, bus, concurrency = 32 }) {
     const orgId = manifest.orgs[org].id;
     const admin = apiFor(manifest.orgs[org].adminKey);
     const viaApi = Math.min(count, Math.max(20, Math.ceil(count / 100)));
-    const licenses = await pool(count, concurrency, async (i) => {
-      const request = licenseRequest(productId, made + i);
-      const created =
-        i < viaApi
-          ? await admin('POST', '/licenses', request)
-          : await bus.send('license.create.v1', orgId, request);
+    const licenses = await pool(viaApi, concurrency, async (i) => {
+      const created = await admin('POST', '/licenses', licenseRequest(productId, made + i));
       return { id: created.id, serial: created.serial, blob: i === 0 ? created.license_blob : undefined };
     });
+    const batches = [];
+    for (let from = viaApi; from < count; from += BATCH) {
+      batches.push(Array.from({ length: Math.min(BATCH, count - from) }, (_, j) => made + from + j));
+    }
+    const issued = await pool(batches.length, 2, (b) =>
+      issuer
+        ? issuer.issue(
+            orgId,
+            productId,
+            batches[b].map((i) => licenseRequest(productId, i)),
+          )
+        : pool(batches[b].length, concurrency, (j) =>
+            bus.send('license.create.v1', orgId, licenseRequest(productId, batches[b][j])),
+          ),
+    );
+    for (const batch of issued) for (const { id, serial } of batch) licenses.push({ id, serial });
     made += count;
     byProduct[product.code] = licenses;
     log(`${product.code}: ${count} licenses (${viaApi} through the API) — ${elapsed(started)}`);
