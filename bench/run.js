@@ -36,7 +36,7 @@ function parseArgs(argv) {
     duration: Number(options.duration ?? (smoke ? 1 : 10)),
     warmup: Number(options.warmup ?? (smoke ? 0.5 : 3)),
     connections: Number(options.connections ?? (smoke ? 10 : 50)),
-    licenses: Number(options.licenses ?? (smoke ? 2000 : 100_000)),
+    licenses: Number(options.licenses ?? (smoke || options.url ? 2000 : 100_000)),
     scenarios: options.scenarios?.split(','),
     natsUrl: options['nats-url'] ?? 'nats://127.0.0.1:4222',
     redisUrl: options['redis-url'] ?? 'redis://127.0.0.1:6379',
@@ -123,9 +123,9 @@ async function warmCache(baseUrl, manifest) {
 }
 
 /** Waits for the background work of the previous load (outbox relays, analytics) to finish. */
-async function settle(pids) {
+async function settle(pids, maxMs) {
   if (pids.length === 0) return sleep(1000);
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + maxMs;
   while (Date.now() < deadline && (await busyShare(pids, 500)) > 0.1);
 }
 
@@ -172,7 +172,10 @@ async function main() {
   const stopAll = async () => {
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
   };
-  process.on('SIGINT', () => void stopAll().then(() => process.exit(130)));
+  // Stop the platform and reference processes with the harness, whatever stops it.
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.on(signal, () => void stopAll().then(() => process.exit(130)));
+  }
   try {
     return await run(options, cleanup);
   } finally {
@@ -244,6 +247,7 @@ async function run(options, cleanup) {
           orgs,
           apiFor: (key) => apiClient(baseUrl, key),
           bus,
+          databaseUrl,
         });
       } finally {
         await bus.close();
@@ -252,7 +256,21 @@ async function run(options, cleanup) {
       say(`  seeded in ${manifest.seconds} s`);
     }
   } else {
-    throw new Error('--url: not implemented yet');
+    // A running platform: one organization (the admin key's), seeded through its API only, each
+    // run with products of its own; the reference pipelines read its Redis keys and database.
+    if (!options.apiKey) throw new Error('--url needs --api-key (an admin key) or LICENSING_API_KEY');
+    namespace = options.namespace ?? '';
+    databaseUrl = options.databaseUrl ?? `${options.postgresUrl}/licensing`;
+    say(`seeding ${options.licenses} licenses through the API of ${baseUrl}…`);
+    manifest = await seed({
+      total: options.licenses,
+      orgs: [{ adminKey: options.apiKey }],
+      apiFor: (key) => apiClient(baseUrl, key),
+      codeSuffix: `-${Date.now().toString(36)}`,
+    });
+    // The organization's id is the `iss` of its license files.
+    const jws = Buffer.from(manifest.samples.verify.license_blob, 'base64').toString();
+    manifest.orgs[0].id = JSON.parse(Buffer.from(jws.split('.')[1], 'base64url').toString()).iss;
   }
   await warmCache(baseUrl, manifest);
 
@@ -311,7 +329,7 @@ async function run(options, cleanup) {
   );
   const rows = [];
   for (const scenario of selected) {
-    await settle(platformPids);
+    await settle(platformPids, options.smoke ? 5000 : 20_000);
     const row = { name: scenario.name, label: scenario.label, target: scenario.target };
     let tracker;
     let baseline;
@@ -333,7 +351,7 @@ async function run(options, cleanup) {
       row.syncCheck = await checkSyncCounted({ baseUrl, org: manifest.orgs[0], tracker, baseline });
     }
     if (!scenario.noReference) {
-      await settle(platformPids);
+      await settle(platformPids, options.smoke ? 5000 : 20_000);
       const refRequests = scenario.requests('/ref', scenario.tracked ? syncTracker() : undefined);
       if (options.warmup > 0)
         await load({ url: refUrl, requests: refRequests, ...settings, duration: options.warmup });

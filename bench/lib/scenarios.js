@@ -26,6 +26,8 @@ function checkBatch(samples) {
     ...take(samples.suspended, 10),
     ...Array.from({ length: 10 }, (_, i) => unknownSerial(i)),
     ...take(samples.otherOrg, 5),
+    // A platform targeted with --url has one organization: unknown serials stand in for the other's.
+    ...Array.from({ length: 5 - take(samples.otherOrg, 5).length }, (_, i) => unknownSerial(10 + i)),
   ];
 }
 

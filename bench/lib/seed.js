@@ -53,24 +53,24 @@ const log = (line) => process.stdout.write(`  ${line}\n`);
  * Seeds through `apiFor(key)` (HTTP) and `bus` (bus requests), given the two organizations'
  * `{id, adminKey}`. Answers the manifest the scenarios need.
  */
-async function seed({ total, orgs, apiFor, bus, databaseUrl, concurrency = 32 }) {
+async function seed({ total, orgs, apiFor, bus, databaseUrl, codeSuffix = '', concurrency = 32 }) {
   const started = Date.now();
   let issuer;
   try {
-    issuer = await bulkIssuer(databaseUrl);
+    if (bus && databaseUrl) issuer = await bulkIssuer(databaseUrl);
   } catch (error) {
     log(
       `the license service's code could not be loaded for bulk issue (${error.message}); every license goes over the bus`,
     );
   }
   try {
-    return await seedWith({ total, orgs, apiFor, bus, issuer, concurrency, started });
+    return await seedWith({ total, orgs, apiFor, bus, issuer, codeSuffix, concurrency, started });
   } finally {
     await issuer?.close();
   }
 }
 
-async function seedWith({ total, orgs, apiFor, bus, issuer, concurrency, started }) {
+async function seedWith({ total, orgs, apiFor, bus, issuer, codeSuffix, concurrency, started }) {
   const manifest = { version: SEED_VERSION, licenses: total, orgs: [], products: {}, samples: {} };
   for (const [index, org] of orgs.entries()) {
     const admin = apiFor(org.adminKey);
@@ -90,7 +90,7 @@ async function seedWith({ total, orgs, apiFor, bus, issuer, concurrency, started
     for (const product of PRODUCTS.filter((p) => p.org === index)) {
       const created = await admin('POST', '/products', {
         name: product.code,
-        code: product.code,
+        code: `${product.code}${codeSuffix}`,
         key_pair_id: keyPair.id,
         ...product.settings,
       });
@@ -103,13 +103,16 @@ async function seedWith({ total, orgs, apiFor, bus, issuer, concurrency, started
   // Licenses, product by product.
   const byProduct = {};
   let made = 0;
-  for (const product of PRODUCTS) {
-    const count = Math.round(total * product.share);
+  const products = PRODUCTS.filter((p) => p.org < orgs.length);
+  const share = products.reduce((sum, p) => sum + p.share, 0);
+  for (const product of products) {
+    const count = Math.round((total * product.share) / share);
     if (count === 0) continue;
     const { id: productId, org } = manifest.products[product.code];
     const orgId = manifest.orgs[org].id;
     const admin = apiFor(manifest.orgs[org].adminKey);
-    const viaApi = Math.min(count, Math.max(20, Math.ceil(count / 100)));
+    // Without the bus (a platform targeted with --url) every license goes through the API.
+    const viaApi = bus ? Math.min(count, Math.max(20, Math.ceil(count / 100))) : count;
     const licenses = await pool(viaApi, concurrency, async (i) => {
       const created = await admin('POST', '/licenses', licenseRequest(productId, made + i));
       return { id: created.id, serial: created.serial, blob: i === 0 ? created.license_blob : undefined };
@@ -151,7 +154,7 @@ async function seedWith({ total, orgs, apiFor, bus, issuer, concurrency, started
     });
     await pool(targets.length, concurrency, async (t) => {
       const { license, status } = targets[t];
-      const viaApi = t < 5;
+      const viaApi = t < 5 || !bus;
       if (status === 'revoked') {
         if (viaApi) await admin('DELETE', `/licenses/${license.id}`);
         else await bus.send('license.revoke.v1', orgId, { id: license.id });
