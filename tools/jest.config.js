@@ -2,5 +2,5 @@ module.exports = {
   ...require('../jest.preset.js'),
   displayName: 'deploy',
   rootDir: __dirname,
-  testMatch: ['<rootDir>/*.spec.ts'],
+  testMatch: ['<rootDir>/*.spec.ts', '<rootDir>/*.int-spec.ts'],
 };

@@ -1,0 +1,62 @@
+// The one table: the platform ("ours") beside its ceiling (the reference pipeline), the ratio of
+// their throughput and p99, the target, and µs of CPU per request in each process.
+
+const ORDER = ['gw', 'prod', 'lic', 'rev', 'ana', 'ref-gw', 'ref-resp', 'pg', 'redis', 'nats', 'loadgen'];
+
+function cpuText(cpu) {
+  if (!cpu) return '';
+  return ORDER.filter((label) => cpu[label] !== undefined && cpu[label] !== null)
+    .map((label) => `${label} ${cpu[label]}`)
+    .join(' · ');
+}
+
+function verdict(row) {
+  if (!row.ref || !row.target) return { ratio: '', p99: '', target: '—', pass: '' };
+  const ratio = row.ours.rps / row.ref.rps;
+  const p99 = row.ref.p99 > 0 ? row.ours.p99 / row.ref.p99 : Infinity;
+  let pass = ratio >= row.target.ratio;
+  if (row.target.p99 !== undefined) pass &&= p99 <= row.target.p99;
+  const target = `≥ ${row.target.ratio}×${row.target.p99 !== undefined ? `, p99 ≤ ${row.target.p99}×` : ''}`;
+  return { ratio: `${ratio.toFixed(2)}×`, p99: `${p99.toFixed(1)}×`, target, pass: pass ? 'yes' : 'NO' };
+}
+
+function printTable(report, say) {
+  const { settings, machine } = report;
+  say(
+    `${machine.cpus} × ${machine.model}, ${machine.memory_gb} GB, Node ${machine.node}; ` +
+      `${settings.connections} connections, ${settings.duration} s per side after ${settings.warmup} s warm-up; ` +
+      `${settings.licenses} licenses`,
+  );
+  say('');
+  say(
+    '| scenario | ours req/s | p50 | p99 | errors | ceiling req/s | p50 | p99 | errors | ratio | p99 vs ceiling | target | met |',
+  );
+  say('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|');
+  for (const row of report.rows) {
+    const v = verdict(row);
+    const ref = row.ref ?? {};
+    say(
+      `| ${row.label} | ${row.ours.rps} | ${row.ours.p50} ms | ${row.ours.p99} ms | ${row.ours.errors} | ` +
+        `${ref.rps ?? '—'} | ${ref.p50 !== undefined ? `${ref.p50} ms` : ''} | ${ref.p99 !== undefined ? `${ref.p99} ms` : ''} | ` +
+        `${ref.errors ?? ''} | ${v.ratio} | ${v.p99} | ${v.target} | ${v.pass} |`,
+    );
+  }
+  say('');
+  say('CPU per request (µs), per process:');
+  say('');
+  say('| scenario | platform | ceiling |');
+  say('|---|---|---|');
+  for (const row of report.rows)
+    say(`| ${row.label} | ${cpuText(row.ours.cpu)} | ${cpuText(row.ref?.cpu)} |`);
+  const sync = report.rows.find((row) => row.syncCheck);
+  if (sync) {
+    const c = sync.syncCheck;
+    say('');
+    say(
+      `sync → analytics: ${c.counted} of ${c.sent} reports answered 2xx counted ${c.seconds} s after the load stopped ` +
+        `(${c.resent} in flight at the stop sent again with their report_id) — ${c.ok ? 'ok' : 'FAILED (must be all, within 5 s)'}`,
+    );
+  }
+}
+
+module.exports = { printTable, verdict };

@@ -1,0 +1,217 @@
+// The scenarios: each is the same load on the platform (`/api/v1…`) and, where it has one, on its
+// reference pipeline (`/ref…`), built from the seeded manifest. `requests(prefix)` answers
+// autocannon request objects; dynamic ones rotate keys and bodies with setupRequest, identically
+// for both sides, so both carry the same autocannon settings and load-generator cost.
+const { randomUUID } = require('node:crypto');
+
+const json = { 'content-type': 'application/json' };
+const bearer = (key) => ({ ...json, authorization: `Bearer ${key}` });
+
+/** Rotates over `items`: one counter per scenario run, shared by every connection. */
+function rotation(items) {
+  let next = 0;
+  return () => items[next++ % items.length];
+}
+
+function unknownSerial(i) {
+  return `LIC-BENCH-UNKNOWN${String(i).padStart(8, '0')}`;
+}
+
+/** 100 serials of one organization: 60 active, 15 revoked, 10 suspended, 10 unknown, 5 of the other organization. */
+function checkBatch(samples) {
+  const take = (list, n, offset = 0) => list.slice(offset, offset + n);
+  return [
+    ...take(samples.active, 60),
+    ...take(samples.revoked, 15),
+    ...take(samples.suspended, 10),
+    ...Array.from({ length: 10 }, (_, i) => unknownSerial(i)),
+    ...take(samples.otherOrg, 5),
+    // A platform targeted with --url has one organization: unknown serials stand in for the other's.
+    ...Array.from({ length: 5 - take(samples.otherOrg, 5).length }, (_, i) => unknownSerial(10 + i)),
+  ];
+}
+
+/**
+ * Tracks every sync report the load sends by its report_id, and whether it was answered 2xx:
+ * a report still in flight when autocannon stops is sent again afterwards with the same id (as a
+ * client retries; the platform counts it once), so the number analytics must reach is exact.
+ */
+function syncTracker() {
+  const reports = new Map();
+  return {
+    reports,
+    setup(req, context) {
+      const id = randomUUID();
+      reports.set(id, { body: undefined, status: 0 });
+      context.reportId = id;
+      return id;
+    },
+    record(status, context) {
+      const report = reports.get(context.reportId);
+      if (report) report.status = status;
+    },
+    answered: () => [...reports.values()].filter((r) => r.status >= 200 && r.status < 300).length,
+  };
+}
+
+function scenarios(manifest) {
+  const org = manifest.orgs[0];
+  const s = manifest.samples;
+  const product = manifest.products['bench-desktop'].id;
+  const issueProduct = manifest.products['bench-issue'].id;
+  return [
+    {
+      name: 'check-revocation',
+      label: 'check-revocation (100 serials)',
+      target: { ratio: 0.8, p99: 2 },
+      requests: (prefix) => [
+        {
+          method: 'POST',
+          path: `${prefix}/licenses/check-revocation`,
+          headers: bearer(org.clientKey),
+          body: JSON.stringify({ serials: checkBatch(s) }),
+        },
+      ],
+    },
+    {
+      name: 'sync',
+      label: 'sync (JetStream-acknowledged)',
+      target: { ratio: 0.8 },
+      tracked: true,
+      requests: (prefix, tracker) => {
+        const serial = rotation(s.active.slice(0, 1000));
+        return [
+          {
+            method: 'POST',
+            path: `${prefix}/licenses/sync`,
+            headers: bearer(org.clientKey),
+            setupRequest(req, context) {
+              const reportId = tracker.setup(req, context);
+              req.body = JSON.stringify({
+                license_serial: serial(),
+                hardware_fingerprint: `bench-machine-${reportId.slice(0, 4)}`,
+                app_version: '2.4.1',
+                features_used: ['pro'],
+                seats_in_use: 1,
+                report_id: reportId,
+              });
+              tracker.reports.get(reportId).body = req.body;
+              return req;
+            },
+            onResponse: (status, _body, context) => tracker.record(status, context),
+          },
+        ];
+      },
+    },
+    {
+      name: 'verify',
+      label: 'verify (product_id)',
+      target: { ratio: 0.7 },
+      requests: (prefix) => [
+        {
+          method: 'POST',
+          path: `${prefix}/licenses/verify`,
+          headers: bearer(org.clientKey),
+          body: JSON.stringify(s.verify),
+        },
+      ],
+    },
+    {
+      name: 'validate',
+      label: 'validate (key + fingerprint)',
+      target: { ratio: 0.7 },
+      requests: (prefix) => {
+        const machine = rotation(s.validate);
+        return [
+          {
+            method: 'POST',
+            path: `${prefix}/licenses/validate`,
+            headers: bearer(org.clientKey),
+            setupRequest(req) {
+              req.body = JSON.stringify(machine());
+              return req;
+            },
+          },
+        ];
+      },
+    },
+    {
+      name: 'get',
+      label: 'GET /products/:id (one hop)',
+      target: { ratio: 0.7 },
+      requests: (prefix) => {
+        const key = rotation(org.readKeys);
+        return [
+          {
+            method: 'GET',
+            path: `${prefix}/products/${product}`,
+            setupRequest(req) {
+              req.headers = bearer(key());
+              return req;
+            },
+          },
+        ];
+      },
+    },
+    {
+      name: 'activation',
+      label: 'activation + heartbeat',
+      target: undefined, // no reference pipeline: reported, not compared
+      noReference: true,
+      requests: (prefix) => {
+        // Each license at most a few times per run: activations are limited to 60 per license per hour.
+        const license = rotation(s.activation);
+        return [
+          {
+            method: 'POST',
+            path: `${prefix}/activations`,
+            headers: bearer(org.clientKey),
+            setupRequest(req) {
+              const serial = license();
+              req.body = JSON.stringify({ license_key: serial, fingerprint: `bench-seat-${serial}` });
+              return req;
+            },
+            onResponse(status, body, context) {
+              context.activation = status < 300 ? JSON.parse(body).id : undefined;
+            },
+          },
+          {
+            method: 'POST',
+            setupRequest(req, context) {
+              if (!context.activation) return undefined;
+              req.path = `${prefix}/activations/${context.activation}/heartbeat`;
+              req.headers = bearer(org.clientKey);
+              return req;
+            },
+          },
+        ];
+      },
+    },
+    {
+      name: 'license-create',
+      label: 'license create',
+      target: { ratio: 0.5 },
+      requests: (prefix) => {
+        const key = rotation(org.adminKeys);
+        let n = 0;
+        return [
+          {
+            method: 'POST',
+            path: `${prefix}/licenses`,
+            setupRequest(req) {
+              req.headers = bearer(key());
+              req.body = JSON.stringify({
+                product_id: issueProduct,
+                customer_email: `buyer${n++}@example.com`,
+                valid_days: 365,
+              });
+              return req;
+            },
+          },
+        ];
+      },
+    },
+  ];
+}
+
+module.exports = { scenarios, syncTracker, checkBatch };

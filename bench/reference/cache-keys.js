@@ -1,0 +1,18 @@
+// REFERENCE PIPELINES — not part of the product. Where the revocation service keeps a serial's
+// status in Redis: `<ns>:serial:<generation>:<serial>`, the generation named by the hash
+// `<ns>:serial-cache` (apps/revocation-service/src/cache/serial-status.cache.ts). Read like the
+// service does: once, then every second, never per request.
+module.exports = async function cacheKeys({ redis, redisNamespace }) {
+  const ns = redisNamespace ? `${redisNamespace}:` : '';
+  const state = { prefix: undefined };
+  const refresh = async () => {
+    const generation = await redis.hget(`${ns}serial-cache`, 'generation').catch(() => null);
+    if (generation) state.prefix = `${ns}serial:${generation}:`;
+  };
+  await refresh();
+  setInterval(() => void refresh(), 1000).unref();
+  return (serial) => {
+    if (state.prefix === undefined) throw new Error('the serial cache has no generation yet');
+    return state.prefix + serial;
+  };
+};

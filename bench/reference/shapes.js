@@ -1,0 +1,10 @@
+// REFERENCE PIPELINES — not part of the product. The shapes the reference gateway routes and the
+// reference responder answers, one file each.
+module.exports = [
+  require('./check-revocation'),
+  require('./sync'),
+  require('./verify'),
+  require('./validate'),
+  require('./license-create'),
+  require('./get'),
+];

@@ -1,0 +1,409 @@
+#!/usr/bin/env node
+// `npm run bench`: the platform against its ceilings, in one run. Starts the platform on its own
+// namespace and database (or targets --url), seeds the data set once (cached by version),
+// warms the revocation cache, then runs each scenario on the platform and, right after it, on
+// its reference pipeline (bench/reference/: minimal Fastify + nats.js, never part of the product),
+// and prints one table of req/s, latency, errors, CPU per process and the ratio to the ceiling.
+//
+//   npm run bench -- [--duration 10] [--connections 50] [--scenarios sync,verify] [--smoke]
+//                    [--licenses 100000] [--url http://… --api-key lk_… --org-id … ]
+const { spawnSync } = require('node:child_process');
+const { randomBytes } = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
+const { Client } = require('pg');
+const { connect } = require('nats');
+const { apiClient, busClient, pool } = require('./lib/clients');
+const { busyShare, cpuSampler } = require('./lib/cpu');
+const { load } = require('./lib/load');
+const { build, freePort, root, startPlatform, startProcesses, waitFor } = require('./lib/platform');
+const { scenarios, syncTracker } = require('./lib/scenarios');
+const { SEED_VERSION, seed } = require('./lib/seed');
+const { printTable } = require('./lib/report');
+
+function parseArgs(argv) {
+  const options = {};
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i].replace(/^--/, '');
+    if (name === 'smoke') options.smoke = true;
+    else options[name] = argv[++i];
+  }
+  const smoke = Boolean(options.smoke);
+  return {
+    smoke,
+    url: options.url,
+    apiKey: options['api-key'] ?? process.env.LICENSING_API_KEY,
+    duration: Number(options.duration ?? (smoke ? 1 : 10)),
+    warmup: Number(options.warmup ?? (smoke ? 0.5 : 3)),
+    connections: Number(options.connections ?? (smoke ? 10 : 50)),
+    licenses: Number(options.licenses ?? (smoke || options.url ? 2000 : 100_000)),
+    scenarios: options.scenarios?.split(','),
+    natsUrl: options['nats-url'] ?? 'nats://127.0.0.1:4222',
+    redisUrl: options['redis-url'] ?? 'redis://127.0.0.1:6379',
+    postgresUrl: options['postgres-url'] ?? 'postgres://postgres@127.0.0.1:5432',
+    // With --url: the running platform's BUS_NAMESPACE and database, for the reference pipelines.
+    namespace: options.namespace,
+    databaseUrl: options['database-url'],
+    results: options.results ?? path.join(__dirname, 'results', 'latest.json'),
+  };
+}
+
+const say = (line) => process.stdout.write(`${line}\n`);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function withPg(url, work) {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The manifest of a seeded database, kept in a schema of the harness's own inside it. */
+async function readManifest(databaseUrl) {
+  return withPg(databaseUrl, async (pg) => {
+    const { rows } = await pg.query(`SELECT data FROM bench_seed.manifest WHERE version = $1`, [
+      SEED_VERSION,
+    ]);
+    return rows[0]?.data;
+  }).catch(() => undefined);
+}
+
+async function writeManifest(databaseUrl, manifest) {
+  await withPg(databaseUrl, async (pg) => {
+    await pg.query('CREATE SCHEMA IF NOT EXISTS bench_seed');
+    await pg.query(
+      'CREATE TABLE IF NOT EXISTS bench_seed.manifest (version int PRIMARY KEY, data jsonb NOT NULL)',
+    );
+    await pg.query('INSERT INTO bench_seed.manifest VALUES ($1, $2)', [SEED_VERSION, manifest]);
+  });
+}
+
+async function deleteStreams(natsUrl, prefix) {
+  const nc = await connect({ servers: natsUrl });
+  try {
+    const jsm = await nc.jetstreamManager();
+    for await (const stream of jsm.streams.list()) {
+      if (stream.config.name.startsWith(`${prefix}_`)) await jsm.streams.delete(stream.config.name);
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
+/** `npm run cli -- org create <name>`, on the bench's database: answers {id, adminKey}. */
+function createOrganization(name, databaseUrl) {
+  const result = spawnSync(process.execPath, ['tools/cli.js', 'org', 'create', name], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    encoding: 'utf8',
+  });
+  const id = /\(([0-9a-f-]{36})\)/.exec(result.stdout)?.[1];
+  const adminKey = /^(lk_\S+)$/m.exec(result.stdout)?.[1];
+  if (result.status !== 0 || !id || !adminKey)
+    throw new Error(`org create failed: ${result.stdout}${result.stderr}`);
+  return { id, adminKey };
+}
+
+/** One check-revocation pass over every seeded serial: the cache as a running platform has it. */
+async function warmCache(baseUrl, manifest) {
+  const started = Date.now();
+  let count = 0;
+  for (const [index, org] of manifest.orgs.entries()) {
+    const serials = manifest.serials[index];
+    const api = apiClient(baseUrl, org.clientKey);
+    await pool(Math.ceil(serials.length / 100), 16, async (i) => {
+      await api('POST', '/licenses/check-revocation', { serials: serials.slice(i * 100, i * 100 + 100) });
+    });
+    count += serials.length;
+  }
+  say(`  cache warmed: ${count} serials in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/** Waits for the background work of the previous load (outbox relays, analytics) to finish. */
+async function settle(pids, maxMs) {
+  if (pids.length === 0) return sleep(1000);
+  const deadline = Date.now() + maxMs;
+  while (Date.now() < deadline && (await busyShare(pids, 500)) > 0.1);
+}
+
+/** Total syncs analytics has counted for the organization, over a range around now. */
+async function countedSyncs(api) {
+  const from = new Date(Date.now() - 2 * 86_400_000).toISOString();
+  const to = new Date(Date.now() + 86_400_000).toISOString();
+  const usage = await api('GET', `/analytics/usage?from=${from}&to=${to}&interval=day&per_page=100`);
+  return usage.buckets.reduce((sum, bucket) => sum + bucket.syncs, 0);
+}
+
+/**
+ * After the sync load: sends again, with their report_id, the reports that were still in flight
+ * when autocannon stopped, then polls analytics until it has counted every report answered 2xx.
+ */
+async function checkSyncCounted({ baseUrl, org, tracker, baseline }) {
+  const stopped = Date.now();
+  const send = apiClient(baseUrl, org.clientKey);
+  const unanswered = [...tracker.reports.entries()].filter(([, r]) => r.status === 0);
+  for (const [, report] of unanswered) {
+    await send('POST', '/licenses/sync', JSON.parse(report.body));
+    report.status = 200;
+  }
+  const expected = baseline + tracker.answered();
+  const read = apiClient(baseUrl, org.readKeys[0]);
+  let counted = await countedSyncs(read);
+  while (counted < expected && Date.now() - stopped < 30_000) {
+    await sleep(100);
+    counted = await countedSyncs(read);
+  }
+  const delay = (Date.now() - stopped) / 1000;
+  return {
+    sent: tracker.answered(),
+    resent: unanswered.length,
+    counted: counted - baseline,
+    seconds: Number(delay.toFixed(2)),
+    ok: counted === expected && delay <= 5,
+  };
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  const cleanup = [];
+  const stopAll = async () => {
+    for (const step of cleanup.reverse()) await step().catch(() => undefined);
+  };
+  // Stop the platform and reference processes with the harness, whatever stops it.
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.on(signal, () => void stopAll().then(() => process.exit(130)));
+  }
+  try {
+    return await run(options, cleanup);
+  } finally {
+    await stopAll();
+  }
+}
+
+async function run(options, cleanup) {
+  const resultsDir = path.dirname(options.results);
+  fs.mkdirSync(resultsDir, { recursive: true });
+  let baseUrl = options.url;
+  let platformProcesses = [];
+  let manifest;
+  let namespace;
+  let databaseUrl;
+
+  if (!baseUrl) {
+    say('building (npm run build)…');
+    build();
+    // The smoke run (CI) takes a database and namespace of its own, dropped afterwards, named like
+    // the test suite's so that an interrupted run is swept by the next `npm test`.
+    const unique = randomBytes(5).toString('hex');
+    namespace = options.smoke ? `t${unique}` : 'bench';
+    const database = options.smoke
+      ? `licensing_test_${Date.now().toString(36)}_bench${unique}`
+      : `licensing_bench_v${SEED_VERSION}_${options.licenses}`;
+    databaseUrl = `${options.postgresUrl}/${database}`;
+    manifest = options.smoke ? undefined : await readManifest(databaseUrl);
+    if (!manifest) {
+      say(`fresh database ${database} (seed version ${SEED_VERSION})`);
+      await withPg(`${options.postgresUrl}/postgres`, async (pg) => {
+        await pg.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+        await pg.query(`CREATE DATABASE "${database}"`);
+      });
+      await deleteStreams(options.natsUrl, namespace);
+    } else say(`seeded database ${database} found (seed version ${SEED_VERSION}): seeding skipped`);
+    if (options.smoke) {
+      cleanup.push(() =>
+        withPg(`${options.postgresUrl}/postgres`, (pg) =>
+          pg.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`),
+        ),
+      );
+      cleanup.push(() => deleteStreams(options.natsUrl, namespace));
+    }
+    const logFile = path.join(resultsDir, 'platform.log');
+    say(`starting the platform (namespace ${namespace}; logs in ${path.relative(process.cwd(), logFile)})…`);
+    const platform = await startPlatform({
+      databaseUrl,
+      namespace,
+      natsUrl: options.natsUrl,
+      redisUrl: options.redisUrl,
+      logFile,
+      extraEnv: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    });
+    cleanup.push(() => platform.stop());
+    baseUrl = platform.url;
+    platformProcesses = platform.processes;
+
+    if (!manifest) {
+      say(`seeding ${options.licenses} licenses…`);
+      const orgs = [
+        createOrganization(`bench-a-${namespace}`, databaseUrl),
+        createOrganization(`bench-b-${namespace}`, databaseUrl),
+      ];
+      const bus = await busClient(options.natsUrl, namespace);
+      try {
+        manifest = await seed({
+          total: options.licenses,
+          orgs,
+          apiFor: (key) => apiClient(baseUrl, key),
+          bus,
+          databaseUrl,
+        });
+      } finally {
+        await bus.close();
+      }
+      if (!options.smoke) await writeManifest(databaseUrl, manifest);
+      say(`  seeded in ${manifest.seconds} s`);
+    }
+  } else {
+    // A running platform: one organization (the admin key's), seeded through its API only, each
+    // run with products of its own; the reference pipelines read its Redis keys and database.
+    if (!options.apiKey) throw new Error('--url needs --api-key (an admin key) or LICENSING_API_KEY');
+    namespace = options.namespace ?? '';
+    databaseUrl = options.databaseUrl ?? `${options.postgresUrl}/licensing`;
+    say(`seeding ${options.licenses} licenses through the API of ${baseUrl}…`);
+    manifest = await seed({
+      total: options.licenses,
+      orgs: [{ adminKey: options.apiKey }],
+      apiFor: (key) => apiClient(baseUrl, key),
+      codeSuffix: `-${Date.now().toString(36)}`,
+    });
+    // The organization's id is the `iss` of its license files.
+    const jws = Buffer.from(manifest.samples.verify.license_blob, 'base64').toString();
+    manifest.orgs[0].id = JSON.parse(Buffer.from(jws.split('.')[1], 'base64url').toString()).iss;
+  }
+  await warmCache(baseUrl, manifest);
+
+  // The reference pipelines: a gateway process and a responder process, like the real thing.
+  const refPort = await freePort();
+  const refNamespace = `${namespace}ref`;
+  const reference = startProcesses(
+    [
+      { name: 'ref-resp', main: 'bench/reference/responder.js' },
+      { name: 'ref-gw', main: 'bench/reference/gateway.js' },
+    ].map((entry) => ({
+      ...entry,
+      env: {
+        ...process.env,
+        REF_PORT: String(refPort),
+        REF_NAMESPACE: refNamespace,
+        NATS_URL: options.natsUrl,
+        REDIS_URL: options.redisUrl,
+        REF_REDIS_NAMESPACE: namespace,
+        DATABASE_URL: databaseUrl,
+        REF_ORG_ID: manifest.orgs[0].id,
+        REF_PUBLIC_KEYS: JSON.stringify({
+          [manifest.samples.verify.product_id]: manifest.products['bench-desktop'].publicKey,
+        }),
+      },
+    })),
+    path.join(resultsDir, 'reference.log'),
+  );
+  cleanup.push(() => deleteStreams(options.natsUrl, refNamespace));
+  cleanup.push(() => reference.stop());
+  const refUrl = `http://127.0.0.1:${refPort}`;
+  await Promise.race([
+    reference.failed,
+    waitFor(
+      async () => (await fetch(`${refUrl}/ref/products/${manifest.products['bench-desktop'].id}`)).ok,
+      'the reference pipeline',
+    ),
+  ]);
+
+  const shared = [
+    { label: 'pg', comm: 'postgres' },
+    { label: 'redis', comm: 'redis-server' },
+    { label: 'nats', comm: 'nats-server' },
+  ];
+  const oursSampler = cpuSampler([...platformProcesses, ...shared]);
+  const refSampler = cpuSampler([...reference.processes, ...shared]);
+  const platformPids = platformProcesses.map((p) => p.pid);
+  const settings = { connections: options.connections };
+
+  const selected = scenarios(manifest).filter(
+    (s) => !options.scenarios || options.scenarios.includes(s.name),
+  );
+  say(
+    `\n${options.connections} connections, ${options.warmup} s warm-up + ${options.duration} s per side, ` +
+      `platform ${baseUrl}, reference ${refUrl}\n`,
+  );
+  const rows = [];
+  for (const scenario of selected) {
+    await settle(platformPids, options.smoke ? 5000 : 20_000);
+    const row = { name: scenario.name, label: scenario.label, target: scenario.target };
+    let tracker;
+    let baseline;
+    if (scenario.tracked) {
+      baseline = await countedSyncs(apiClient(baseUrl, manifest.orgs[0].readKeys[0]));
+      tracker = syncTracker();
+    }
+    const oursRequests = scenario.requests('/api/v1', tracker);
+    if (options.warmup > 0)
+      await load({ url: baseUrl, requests: oursRequests, ...settings, duration: options.warmup });
+    row.ours = await load({
+      url: baseUrl,
+      requests: oursRequests,
+      ...settings,
+      duration: options.duration,
+      sampler: oursSampler,
+    });
+    if (scenario.tracked) {
+      row.syncCheck = await checkSyncCounted({ baseUrl, org: manifest.orgs[0], tracker, baseline });
+    }
+    if (!scenario.noReference) {
+      await settle(platformPids, options.smoke ? 5000 : 20_000);
+      const refRequests = scenario.requests('/ref', scenario.tracked ? syncTracker() : undefined);
+      if (options.warmup > 0)
+        await load({ url: refUrl, requests: refRequests, ...settings, duration: options.warmup });
+      row.ref = await load({
+        url: refUrl,
+        requests: refRequests,
+        ...settings,
+        duration: options.duration,
+        sampler: refSampler,
+      });
+    }
+    rows.push(row);
+    say(`  ${scenario.name}: ours ${row.ours.rps} req/s${row.ref ? `, ceiling ${row.ref.rps} req/s` : ''}`);
+  }
+
+  const report = {
+    at: new Date().toISOString(),
+    machine: machine(),
+    settings: { ...settings, duration: options.duration, warmup: options.warmup, licenses: options.licenses },
+    seed: { version: SEED_VERSION, seconds: manifest.seconds },
+    rows,
+  };
+  fs.writeFileSync(options.results, `${JSON.stringify(report, null, 2)}\n`);
+  say('');
+  printTable(report, say);
+  say(`\nresults: ${path.relative(process.cwd(), options.results)}`);
+  return rows;
+}
+
+function machine() {
+  const os = require('node:os');
+  return {
+    cpus: os.cpus().length,
+    model: os.cpus()[0]?.model,
+    memory_gb: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+  };
+}
+
+module.exports = { main };
+
+if (require.main === module) {
+  main().then(
+    (rows) => {
+      const failed = rows.filter(
+        (row) => row.ours.errors > 0 || row.ref?.errors > 0 || row.syncCheck?.ok === false,
+      );
+      process.exitCode = failed.length > 0 ? 1 : 0;
+    },
+    (error) => {
+      process.stderr.write(`${error.stack ?? error}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
