@@ -19,10 +19,11 @@ import {
   verifyJwsSignature,
 } from '@licensing/license-format';
 import { DomainError } from '@licensing/shared/errors';
-import { CatalogService } from '../catalog/catalog.service';
+import { preparedStatement } from '@licensing/shared/database';
+import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { SigningKeysService } from '../signing/signing-keys.service';
 import { LicenseEntity } from './license.entity';
-import { effectiveStatus } from '@licensing/contracts';
+import { LicenseStatus, effectiveStatus } from '@licensing/contracts';
 
 const MESSAGES: Record<VerifyErrorCode, string> = {
   malformed: 'The license is not a signed license file',
@@ -43,38 +44,55 @@ const MESSAGES: Record<VerifyErrorCode, string> = {
 @Injectable()
 export class LicenseVerifier {
   private publicKeyCache = new Map<string, KeyObject>();
+  /** In one round trip: whether the named product is live (null when none is named), and the serial's stored status. */
+  private readonly lookup: (values: unknown[]) => Promise<StoredState[]>;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly catalog: CatalogService,
+    @InjectDataSource() dataSource: DataSource,
     private readonly signingKeys: SigningKeysService,
-  ) {}
+  ) {
+    const catalog = dataSource.getMetadata(CatalogProductEntity).tablePath;
+    const licenses = dataSource.getMetadata(LicenseEntity).tablePath;
+    this.lookup = preparedStatement<StoredState>(
+      dataSource,
+      'license-verify-lookup',
+      `SELECT $3::uuid IS NULL OR EXISTS (
+                SELECT 1 FROM ${catalog} WHERE id = $3::uuid AND org_id = $1 AND retired_at IS NULL
+              ) AS product_live,
+              l.status, l.valid_until
+         FROM (SELECT 1) AS one
+         LEFT JOIN ${licenses} l ON l.serial = $2 AND l.org_id = $1`,
+    );
+  }
 
   async verify(orgId: string, dto: VerifyLicenseDto): Promise<VerifyResultView> {
     const suppliedKey = dto.public_key === undefined ? undefined : this.parseSuppliedKey(dto.public_key);
-    if (dto.product_id !== undefined)
-      await this.catalog.findLive(this.dataSource.manager, orgId, dto.product_id);
+    const productId = dto.product_id ?? null;
 
-    let decoded: DecodedJws;
+    let decoded: DecodedJws | undefined;
     let claims: LicenseClaims | undefined;
     try {
       decoded = decodeJws(jwsFromBlob(dto.license_blob));
       claims = readLicenseClaims(decoded.payload);
     } catch (error) {
-      if (error instanceof MalformedJwsError) return invalid(['malformed']);
-      throw error;
+      if (!(error instanceof MalformedJwsError)) throw error;
     }
-    if (!claims) return invalid(['malformed']);
+    // An unknown product is a 404 whatever the file holds; the serial is looked up only if there is one.
+    const [stored] = await this.lookup([orgId, claims?.sub ?? null, productId]);
+    if (!stored.product_live) throw DomainError.notFound('Product', productId!);
+    if (!decoded || !claims) return invalid(['malformed']);
 
     const errors: VerifyErrorCode[] = [];
     const key = suppliedKey ?? (await this.keyNamedBy(orgId, decoded.header.kid));
     if (!key) errors.push('unknown_key');
     else if (!verifyJwsSignature(decoded, key)) errors.push('signature_invalid');
     if (dto.product_id !== undefined && claims.product_id !== dto.product_id) errors.push('product_mismatch');
-    errors.push(...timeProblems(claims, new Date()));
-    const stored = await this.storedStatus(orgId, claims.sub);
-    if (stored === 'revoked' || stored === 'suspended') errors.push(stored);
-    if (stored === 'expired' && !errors.includes('expired')) errors.push('expired');
+    const now = new Date();
+    errors.push(...timeProblems(claims, now));
+    const status =
+      stored.status && effectiveStatus({ status: stored.status, validUntil: stored.valid_until }, now);
+    if (status === 'revoked' || status === 'suspended') errors.push(status);
+    if (status === 'expired' && !errors.includes('expired')) errors.push('expired');
 
     return {
       valid: errors.length === 0,
@@ -118,13 +136,12 @@ export class LicenseVerifier {
     if (typeof kid !== 'string' || !isUUID(kid)) return undefined;
     return this.signingKeys.publicKey(orgId, kid);
   }
+}
 
-  private async storedStatus(orgId: string, serial: string) {
-    const license = await this.dataSource
-      .getRepository(LicenseEntity)
-      .findOne({ select: { status: true, validUntil: true }, where: { serial, orgId } });
-    return license ? effectiveStatus(license) : undefined;
-  }
+interface StoredState {
+  product_live: boolean;
+  status: LicenseStatus | null;
+  valid_until: Date | null;
 }
 
 function invalid(codes: VerifyErrorCode[]): VerifyResultView {

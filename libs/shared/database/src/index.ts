@@ -5,3 +5,4 @@ export * from './pagination';
 export * from './schema-drift';
 export * from './database.module';
 export * from './exclusive-job';
+export * from './prepared-statement';

@@ -5,7 +5,6 @@ import {
   Controller,
   ExecutionContext,
   Injectable,
-  Logger,
   NestInterceptor,
   RpcExceptionFilter,
   UseFilters,
@@ -15,37 +14,20 @@ import {
 import { MessagePattern, NatsContext, Payload } from '@nestjs/microservices';
 import { MessageDefinition } from '@licensing/contracts';
 import { Observable, throwError } from 'rxjs';
-import {
-  DomainError,
-  SerializedError,
-  createValidationPipe,
-  isConnectionLost,
-  toDomainError,
-} from '@licensing/shared/errors';
+import { DomainError, createValidationPipe } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
+import { toBusError } from './direct-dispatch';
 import { BusEnvelope } from './envelope';
 
 /**
- * Answers every failure of a handler as a SerializedError. Nest's stock RPC filter would turn a
- * domain error into "Internal server error" and lose its status; this one keeps it, and hides the
- * details of anything unexpected after logging it.
+ * Answers every failure of a handler as a SerializedError (`toBusError`). Nest's stock RPC filter
+ * would turn a domain error into "Internal server error" and lose its status.
  */
 @Catch()
 export class BusExceptionFilter implements RpcExceptionFilter<unknown> {
-  private readonly logger = new Logger('Bus');
-
   catch(exception: unknown, _host: ArgumentsHost): Observable<never> {
-    const known = toDomainError(exception);
-    if (isConnectionLost(exception)) {
-      // Answered 503 like any unavailable backing service, but worth an operator's eye.
-      this.logger.warn({ msg: 'database connection lost under a request', err: String(exception) });
-    }
-    if (known) return throwError(() => known.toJSON());
-    this.logger.error(
-      exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
-    );
-    const internal: SerializedError = { code: 'internal', status: 500, message: 'Internal error' };
-    return throwError(() => internal);
+    const error = toBusError(exception);
+    return throwError(() => error);
   }
 }
 
@@ -73,7 +55,11 @@ export class BusContextInterceptor implements NestInterceptor {
   }
 }
 
-/** A controller of bus handlers: typed errors out, request context in. */
+/**
+ * A controller of bus handlers: typed errors out, request context in. Its `@Handles()` methods are
+ * served by direct dispatch (direct-dispatch.ts), which does the same with the same functions;
+ * the filter and interceptor declared here serve whatever still takes Nest's path.
+ */
 export function BusController(): ClassDecorator {
   return applyDecorators(
     Controller(),

@@ -2,6 +2,7 @@ import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LevelWithSilent, Logger, NestPinoLogger, createLogger } from '@licensing/shared/logging';
+import { directHandlers } from './direct-dispatch';
 import { NamespacedNatsServer } from './nats-server';
 
 /** The settings every bus service reads from its environment (commonEnv, HOST, HEALTH_PORT). */
@@ -44,19 +45,21 @@ export async function startBusService(
     abortOnError: false,
   });
   app.enableShutdownHooks();
-  app.connectMicroservice(
-    {
-      strategy: new NamespacedNatsServer(config.BUS_NAMESPACE, {
-        servers: config.NATS_URL.split(','),
-        queue: name,
-        name,
-        gracefulShutdown: true,
-        gracePeriod: config.SHUTDOWN_GRACE_MS,
-        maxReconnectAttempts: -1,
-      }),
-    },
-    { inheritAppConfig: true },
-  );
+  const server = new NamespacedNatsServer(config.BUS_NAMESPACE, {
+    servers: config.NATS_URL.split(','),
+    queue: name,
+    name,
+    gracefulShutdown: true,
+    gracePeriod: config.SHUTDOWN_GRACE_MS,
+    maxReconnectAttempts: -1,
+  });
+  app.connectMicroservice({ strategy: server }, { inheritAppConfig: true });
+  try {
+    server.useDirectHandlers(directHandlers(app));
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
   await options.beforeInit?.(app);
   await app.init();
   await options.beforeListen?.(app);

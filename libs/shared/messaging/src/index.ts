@@ -10,3 +10,4 @@ export * from './dead-letter';
 export * from './durable-consumer';
 export * from './decode-message';
 export * from './health.controller';
+export * from './direct-dispatch';

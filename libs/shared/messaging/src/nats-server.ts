@@ -1,6 +1,10 @@
 import { ServerNats } from '@nestjs/microservices';
-import { Subscription } from 'nats';
+import { JSONCodec, Msg, Subscription } from 'nats';
+import { DirectHandler } from './direct-dispatch';
+import { BusEnvelope } from './envelope';
 import { namespaced } from './subjects';
+
+const codec = JSONCodec<{ id?: unknown; data?: Partial<BusEnvelope> }>();
 
 type AddHandler = ServerNats['addHandler'];
 
@@ -9,11 +13,36 @@ type AddHandler = ServerNats['addHandler'];
  * the plain subject constants from `@licensing/contracts`), and a shutdown that loses nothing.
  */
 export class NamespacedNatsServer extends ServerNats {
+  private readonly direct = new Map<string, DirectHandler>();
+
   constructor(
     private readonly namespace: string,
     options: ConstructorParameters<typeof ServerNats>[0],
   ) {
     super(options);
+  }
+
+  /** Serves these subjects with their direct handlers (direct-dispatch.ts) instead of Nest's RPC pipeline. */
+  useDirectHandlers(handlers: Map<string, DirectHandler>): void {
+    for (const [subject, handler] of handlers) this.direct.set(namespaced(this.namespace, subject), handler);
+  }
+
+  /**
+   * A request to a subject with a direct handler is answered by it, in Nest's reply format; anything
+   * else (a message without a reply subject or packet id, one that is not JSON) takes Nest's path.
+   */
+  override async handleMessage(channel: string, message: Msg): Promise<void> {
+    const handler = this.direct.get(channel);
+    if (!handler || !message.reply) return super.handleMessage(channel, message);
+    let packet: { id?: unknown; data?: Partial<BusEnvelope> };
+    try {
+      packet = codec.decode(message.data);
+    } catch {
+      return super.handleMessage(channel, message);
+    }
+    if (packet?.id === undefined) return super.handleMessage(channel, message);
+    const answer = await handler(packet.data, message.subject);
+    message.respond(JSON.stringify({ ...answer, isDisposed: true, id: packet.id }));
   }
 
   override addHandler(...[pattern, ...rest]: Parameters<AddHandler>): ReturnType<AddHandler> {

@@ -1,5 +1,5 @@
 import { defineMessage } from '@licensing/contracts';
-import { Logger, Module } from '@nestjs/common';
+import { CanActivate, Logger, Module, UseGuards } from '@nestjs/common';
 import { INestApplication } from '@nestjs/common';
 import { MessagePattern } from '@nestjs/microservices';
 import { Writable } from 'node:stream';
@@ -21,12 +21,31 @@ class GreetingController {
   greet(@BusOrg() orgId: string, @BusData() dto: GreetDto): { greeting: string } {
     this.logger.log({ msg: 'greeting', name: dto.name });
     if (dto.name === 'nobody') throw DomainError.notFound('Person', dto.name);
+    if (dto.name === 'crash') throw new Error('secret detail of a bug');
     return { greeting: `hello ${dto.name} of ${orgId}` };
   }
 }
 
 @Module({ controllers: [GreetingController] })
 class GreetingModule {}
+
+class Deny implements CanActivate {
+  canActivate(): boolean {
+    return false;
+  }
+}
+
+@BusController()
+@UseGuards(Deny)
+class GuardedController {
+  @MessagePattern('test.guarded.v1')
+  guarded(@BusData() dto: GreetDto): string {
+    return dto.name;
+  }
+}
+
+@Module({ controllers: [GuardedController] })
+class GuardedModule {}
 
 /**
  * A bus service built like ours (startBusService, @BusController), on the real NATS: every log
@@ -100,5 +119,47 @@ describe('request context across the bus', () => {
         client.send(defineMessage('test.greet.v1'), { name: 'nobody' }),
       ),
     ).rejects.toMatchObject({ code: 'not_found', status: 404 });
+  });
+
+  it('answers an unexpected failure as internal, its details only in the log', async () => {
+    const error = await requestContext
+      .run({ request_id: 'req-crash', org_id: 'o' }, () =>
+        client.send(defineMessage('test.greet.v1'), { name: 'crash' }),
+      )
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'internal', status: 500, message: 'Internal error' });
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        request_id: 'req-crash',
+        msg: expect.stringContaining('secret detail'),
+      }),
+    );
+  });
+
+  it('answers a request that names no organization as internal, never running the handler', async () => {
+    await expect(
+      requestContext.run({ request_id: 'r' }, () =>
+        client.send(defineMessage('test.greet.v1'), { name: 'ada' }),
+      ),
+    ).rejects.toMatchObject({ code: 'internal', status: 500 });
+  });
+
+  it('refuses to boot a handler with a guard, which direct dispatch would never run', async () => {
+    await expect(
+      startBusService(GuardedModule, {
+        name: 'guarded-service',
+        config: {
+          NATS_URL: TEST_NATS_URL,
+          BUS_NAMESPACE: uniqueNamespace(),
+          HOST: '127.0.0.1',
+          HEALTH_PORT: 0,
+          SHUTDOWN_GRACE_MS: 50,
+          LOG_LEVEL: 'silent',
+        },
+      }),
+    ).rejects.toThrow(
+      'GuardedController.guarded: bus handlers are dispatched directly; Deny would never run',
+    );
   });
 });
