@@ -1,4 +1,4 @@
-import { Type } from '@nestjs/common';
+import { PipeTransform, Type } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -10,11 +10,21 @@ import { answerFailure } from './problem.filter';
 import { contextOf } from './request-context.interceptor';
 import { AddRouteConfig } from './route-config';
 
-/** A route served directly: its controller method and the class its body is validated with. */
+/** Where a parameter of a direct route comes from, and the pipes it goes through (as Nest would apply them). */
+interface DirectParam {
+  index: number;
+  /** The body, or the named path parameter. */
+  from: 'body' | 'param';
+  name?: string;
+  pipes: PipeTransform[];
+  metatype: Type<unknown> | undefined;
+}
+
+/** A route served directly: its controller method and how its parameters are read. */
 interface DirectTarget {
   controller: Type<unknown>;
   method: string;
-  body: Type<object>;
+  params: DirectParam[];
 }
 
 declare module 'fastify' {
@@ -25,24 +35,34 @@ declare module 'fastify' {
 }
 
 /**
- * Serves a hot route (check-revocation, sync, verify, validate) from Fastify's preHandler, past
+ * Serves a hot route (check-revocation, sync, verify, validate, the GETs of one resource) from Fastify's preHandler, past
  * Nest's router, guards, pipes, interceptors and rxjs, which cost a third of the gateway's CPU
  * on those routes (bench/README.md). The route stays a Nest route, so the route table, its Fastify
  * config and the OpenAPI document are unchanged, and it does what the Nest pipeline does, with
  * the same functions: scopes (`assertScopes`), the platform's validation pipe, the request context,
  * the controller method itself, and failures answered by `answerFailure`. Only a method that takes
- * nothing but its body can be direct; anything else fails when the class is loaded.
+ * nothing but its body and path parameters can be direct; anything else fails when the class loads.
  */
 export const Direct = (): MethodDecorator => (target, key, descriptor) => {
   const controller = target.constructor as Type<unknown>;
-  const args = Object.keys(
-    (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, key) ?? {}) as Record<string, unknown>,
-  );
-  if (args.length !== 1 || !args[0].startsWith(`${RouteParamtypes.BODY}:`)) {
-    throw new Error(`@Direct() ${controller.name}.${String(key)} must take exactly its @Body()`);
-  }
-  const [body] = Reflect.getMetadata('design:paramtypes', target, key) as [Type<object>];
-  AddRouteConfig({ direct: { controller, method: String(key), body } })(target, key, descriptor);
+  const metadata = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, key) ?? {}) as Record<
+    string,
+    { index: number; data?: unknown; pipes?: PipeTransform[] }
+  >;
+  const types = (Reflect.getMetadata('design:paramtypes', target, key) ?? []) as Type<unknown>[];
+  const params = Object.entries(metadata).map(([slot, { index, data, pipes = [] }]): DirectParam => {
+    const [kind] = slot.split(':');
+    if (kind === String(RouteParamtypes.BODY) && data === undefined) {
+      return { index, from: 'body', pipes, metatype: types[index] };
+    }
+    if (kind === String(RouteParamtypes.PARAM) && typeof data === 'string') {
+      return { index, from: 'param', name: data, pipes, metatype: types[index] };
+    }
+    throw new Error(
+      `@Direct() ${controller.name}.${String(key)} may take only its @Body() and @Param(name)s`,
+    );
+  });
+  AddRouteConfig({ direct: { controller, method: String(key), params } })(target, key, descriptor);
 };
 
 /**
@@ -50,16 +70,31 @@ export const Direct = (): MethodDecorator => (target, key, descriptor) => {
  * (the per-license rate limit), so a direct route has been through all of them when it runs.
  */
 export function registerDirectRoutes(app: NestFastifyApplication): void {
-  const pipe = createValidationPipe();
-  const handlers = new Map<DirectTarget, (body: object) => Promise<unknown>>();
+  const validation = createValidationPipe();
+  const handlers = new Map<DirectTarget, (...args: unknown[]) => Promise<unknown>>();
   const handlerOf = (target: DirectTarget) => {
     let handler = handlers.get(target);
     if (!handler) {
-      const controller = app.get(target.controller) as Record<string, (body: object) => Promise<unknown>>;
+      const controller = app.get(target.controller) as Record<
+        string,
+        (...args: unknown[]) => Promise<unknown>
+      >;
       handler = controller[target.method].bind(controller);
       handlers.set(target, handler);
     }
     return handler;
+  };
+  // Nest's order: the global validation pipe, then the parameter's own pipes.
+  const argumentsOf = async (request: FastifyRequest, params: DirectParam[]): Promise<unknown[]> => {
+    const args: unknown[] = [];
+    for (const { index, from, name, pipes, metatype } of params) {
+      const raw = from === 'body' ? (request.body ?? {}) : (request.params as Record<string, string>)[name!];
+      const metadata = { type: from, metatype, data: name } as const;
+      let value: unknown = await validation.transform(raw, metadata);
+      for (const pipe of pipes) value = await pipe.transform(value, metadata);
+      args[index] = value;
+    }
+    return args;
   };
 
   app
@@ -71,12 +106,9 @@ export function registerDirectRoutes(app: NestFastifyApplication): void {
       if (!target) return;
       try {
         assertScopes(request.auth, config.allowed_scopes);
-        const body = (await pipe.transform(request.body ?? {}, {
-          type: 'body',
-          metatype: target.body,
-        })) as object;
+        const args = await argumentsOf(request, target.params);
         const handler = handlerOf(target);
-        const result = await requestContext.run(contextOf(request), () => handler(body));
+        const result = await requestContext.run(contextOf(request), () => handler(...args));
         return reply.send(result);
       } catch (error) {
         answerFailure(request, reply, error);

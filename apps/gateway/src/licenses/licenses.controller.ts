@@ -67,6 +67,7 @@ export class LicensesController {
   @AllowScopes('read')
   @Answers(Messages.license.get)
   @ApiProblems(404)
+  @Direct()
   get(@Param('id', uuidParam) id: string): Promise<LicenseView> {
     return this.bus.send(Messages.license.get, { id });
   }

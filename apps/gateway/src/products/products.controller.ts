@@ -12,6 +12,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
+import { Direct } from '../http/direct-routes';
 import { Answers } from '../http/answers';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
@@ -42,6 +43,7 @@ export class ProductsController {
   @AllowScopes('read')
   @Answers(Messages.product.get)
   @ApiProblems(404)
+  @Direct()
   get(@Param('id', uuidParam) id: string): Promise<ProductView> {
     return this.bus.send(Messages.product.get, { id });
   }
@@ -65,6 +67,7 @@ export class ProductsController {
   @AllowScopes('read', 'client')
   @Answers(Messages.catalog.publicKey)
   @ApiProblems(404, 422)
+  @Direct()
   publicKey(@Param('id', uuidParam) id: string): Promise<ProductPublicKeyView> {
     return this.bus.send(Messages.catalog.publicKey, { id });
   }

@@ -12,7 +12,7 @@ import {
   UpdateProductDto,
   pageOf,
 } from '@licensing/contracts';
-import { isUniqueViolation, pageWindow } from '@licensing/shared/database';
+import { isUniqueViolation, pageWindow, preparedStatement } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
 import { BusClient } from '@licensing/shared/messaging';
@@ -29,10 +29,21 @@ import { toCatalogProduct, toProductView } from './product.mapper';
 export class ProductsService {
   private readonly logger = new Logger(ProductsService.name);
 
+  /** One product by id, the hottest read: a named statement, columns under the entity's property names. */
+  private readonly findOne: (values: unknown[]) => Promise<Partial<ProductEntity>[]>;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly bus: BusClient,
-  ) {}
+  ) {
+    const { tablePath, columns } = dataSource.getMetadata(ProductEntity);
+    const select = columns.map((c) => `"${c.databaseName}" AS "${c.propertyName}"`).join(', ');
+    this.findOne = preparedStatement(
+      dataSource,
+      'product-get',
+      `SELECT ${select} FROM ${tablePath} WHERE id = $1 AND org_id = $2 AND deleting_since IS NULL`,
+    );
+  }
 
   async create(orgId: string, dto: CreateProductDto): Promise<ProductView> {
     if (dto.key_pair_id) await this.requireKeyPair(dto.key_pair_id);
@@ -86,11 +97,9 @@ export class ProductsService {
   }
 
   async get(orgId: string, id: string): Promise<ProductView> {
-    const product = await this.dataSource
-      .getRepository(ProductEntity)
-      .findOneBy({ id, orgId, deletingSince: IsNull() });
-    if (!product) throw DomainError.notFound('Product', id);
-    return toProductView(product);
+    const [row] = await this.findOne([id, orgId]);
+    if (!row) throw DomainError.notFound('Product', id);
+    return toProductView(Object.assign(new ProductEntity(), row));
   }
 
   async update(orgId: string, id: string, changes: UpdateProductDto): Promise<ProductView> {
