@@ -28,7 +28,10 @@ export class WebhooksController {
 
   @Post()
   @Idempotent({ secretFields: ['secret'] })
-  @ApiCreatedResponse({ type: WebhookCreatedView, description: 'The signing secret is shown only in this answer' })
+  @ApiCreatedResponse({
+    type: WebhookCreatedView,
+    description: 'The signing secret is shown only in this answer',
+  })
   @ApiProblems()
   create(@Body() dto: CreateWebhookDto): Promise<WebhookCreatedView> {
     return this.bus.send(Messages.webhook.create, dto);
@@ -100,7 +103,10 @@ export class WebhookDeliveriesController {
 
   @Post(':id/redeliver')
   @HttpCode(202)
-  @ApiAcceptedResponse({ type: DeliveryView, description: 'Attempted again at once, with a fresh budget of attempts' })
+  @ApiAcceptedResponse({
+    type: DeliveryView,
+    description: 'Attempted again at once, with a fresh budget of attempts',
+  })
   @ApiProblems(404, 409)
   redeliver(@Param('id', uuidParam) id: string): Promise<DeliveryView> {
     return this.bus.send(Messages.webhook.redeliver, { id });

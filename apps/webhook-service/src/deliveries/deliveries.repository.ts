@@ -201,10 +201,10 @@ export class DeliveriesRepository {
       const status = attempt.delivered ? 'delivered' : attempt.retryInMs === undefined ? 'failed' : 'pending';
       const [, updated] = await manager.query<[unknown[], number]>(
         `UPDATE ${this.deliveries}
-            SET status = $3,
-                next_attempt_at = CASE WHEN $3 = 'pending'
+            SET status = $3::varchar,
+                next_attempt_at = CASE WHEN $3::varchar = 'pending'
                                        THEN now() + make_interval(secs => $4::double precision / 1000) END,
-                delivered_at = CASE WHEN $3 = 'delivered' THEN now() ELSE delivered_at END,
+                delivered_at = CASE WHEN $3::varchar = 'delivered' THEN now() ELSE delivered_at END,
                 last_status_code = $5, last_error = $6, last_duration_ms = $7
           WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
         [

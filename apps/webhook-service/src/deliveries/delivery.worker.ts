@@ -8,7 +8,7 @@ import { sendWebhook } from '../delivery/webhook-sender';
 import { ClaimedDelivery, DeliveriesRepository } from './deliveries.repository';
 
 export const USER_AGENT = 'Licensing-Platform-Webhooks/1.0';
-/** Beyond the attempt's own deadline, how long a claim stays with the worker that made it. */
+/** Beyond the attempt's own deadline, how long (at most) a claim stays with the worker that made it. */
 const LEASE_MARGIN_MS = 5_000;
 const ERROR_BACKOFF_MS = 1_000;
 
@@ -97,7 +97,7 @@ export class DeliveryWorker implements OnApplicationShutdown {
       maxPerEndpoint: limit,
       perEndpoint: (endpointId) => limit - (this.inFlight.get(endpointId) ?? 0),
       busy,
-      leaseMs: this.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+      leaseMs: this.config.WEBHOOK_TIMEOUT_MS + Math.min(LEASE_MARGIN_MS, this.config.WEBHOOK_TIMEOUT_MS),
     });
     for (const delivery of claimed) {
       this.inFlight.set(delivery.endpoint_id, (this.inFlight.get(delivery.endpoint_id) ?? 0) + 1);

@@ -10,7 +10,8 @@ describe('the retry schedule', () => {
 
   it('spreads retries over about a day: 13 retries whose expected total is a little over a day', () => {
     let ceilings = 0;
-    for (let attempt = 1; attempt < production.maxAttempts; attempt++) ceilings += retryCeilingMs(attempt, production);
+    for (let attempt = 1; attempt < production.maxAttempts; attempt++)
+      ceilings += retryCeilingMs(attempt, production);
     const expectedHours = ceilings / 2 / 3_600_000;
     expect(expectedHours).toBeGreaterThan(20);
     expect(expectedHours).toBeLessThan(30);

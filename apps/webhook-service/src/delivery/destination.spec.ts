@@ -67,7 +67,11 @@ describe('resolveDestination', () => {
 
   it('refuses literal private addresses without asking DNS', async () => {
     const resolve = jest.fn();
-    for (const url of ['https://127.0.0.1/x', 'https://[::1]/x', 'https://169.254.169.254/latest/meta-data']) {
+    for (const url of [
+      'https://127.0.0.1/x',
+      'https://[::1]/x',
+      'https://169.254.169.254/latest/meta-data',
+    ]) {
       await expect(resolveDestination(url, { ...deny, resolve })).rejects.toBeInstanceOf(DestinationRefused);
     }
     expect(resolve).not.toHaveBeenCalled();
@@ -75,7 +79,9 @@ describe('resolveDestination', () => {
 
   it('answers the checked address to pin the connection to', async () => {
     const resolve = resolver({ 'hooks.example.test': ['93.184.216.34'] });
-    await expect(resolveDestination('https://hooks.example.test/x', { ...deny, resolve })).resolves.toMatchObject({
+    await expect(
+      resolveDestination('https://hooks.example.test/x', { ...deny, resolve }),
+    ).resolves.toMatchObject({
       address: '93.184.216.34',
       family: 4,
     });

@@ -132,7 +132,9 @@ describe('sendWebhook, against receivers on this machine', () => {
   });
 
   it('keeps a short, printable excerpt of a failed answer', async () => {
-    const { server, port } = await receiver((_q, response) => response.writeHead(500).end('boom\u0000\n'.repeat(100)));
+    const { server, port } = await receiver((_q, response) =>
+      response.writeHead(500).end('boom\u0000\n'.repeat(100)),
+    );
     try {
       const result = await sendWebhook(request(`http://127.0.0.1:${port}/x`), allow);
       expect(result.error).toMatch(/^HTTP 500: boom boom/);
