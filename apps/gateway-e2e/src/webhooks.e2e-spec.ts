@@ -433,7 +433,8 @@ describe('webhooks', () => {
       return started;
     };
     afterAll(() => {
-      if (child?.pid && child.exitCode === null) process.kill(child.pid, 'SIGKILL');
+      if (child?.pid && child.exitCode === null && child.signalCode === null)
+        process.kill(child.pid, 'SIGKILL');
     });
 
     it('still delivers after the webhook service is killed mid-retry and restarted, each event exactly once', async () => {
