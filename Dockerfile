@@ -52,7 +52,7 @@ COPY --from=build /app/tools/cli.js ./tools/cli.js
 USER 1000:1000
 
 # The gateway's HTTP API (and its /healthz, /readyz). The other services listen only on their
-# HEALTH_PORT (3101 product, 3102 license, 3103 revocation, 3104 analytics).
+# HEALTH_PORT (3101 product, 3102 license, 3103 revocation, 3104 analytics, 3105 webhook).
 EXPOSE 3000
 
 # `exec` replaces the shell with node, so node itself receives SIGTERM (from `docker stop` or the

@@ -30,12 +30,14 @@ const SCOPES = {
   'scope:license': ['scope:license', 'scope:shared'],
   'scope:revocation': ['scope:revocation', 'scope:shared'],
   'scope:analytics': ['scope:analytics', 'scope:shared'],
+  'scope:webhook': ['scope:webhook', 'scope:shared'],
   'scope:e2e': [
     'scope:gateway',
     'scope:product',
     'scope:license',
     'scope:revocation',
     'scope:analytics',
+    'scope:webhook',
     'scope:shared',
   ],
 };

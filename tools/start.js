@@ -34,7 +34,7 @@ for (const service of services) {
   const child = spawn(process.execPath, ['-r', './tools/register-paths.js', service.main], {
     cwd: root,
     stdio: 'inherit',
-    env: process.env,
+    env: { ...service.env, ...process.env },
   });
   children.set(service.name, child);
   child.on('exit', (code, signal) => {

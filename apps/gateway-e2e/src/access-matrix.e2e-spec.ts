@@ -71,6 +71,16 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'DELETE /api-keys/{id}': ['admin'],
 
   'GET /audit-events': ['admin'],
+
+  'GET /webhooks': ['admin'],
+  'POST /webhooks': ['admin'],
+  'GET /webhooks/{id}': ['admin'],
+  'PUT /webhooks/{id}': ['admin'],
+  'DELETE /webhooks/{id}': ['admin'],
+  'POST /webhooks/{id}/rotate-secret': ['admin'],
+  'POST /webhooks/{id}/test': ['admin'],
+  'GET /webhooks/{id}/deliveries': ['admin'],
+  'POST /webhook-deliveries/{id}/redeliver': ['admin'],
 };
 
 interface Call {
@@ -87,6 +97,7 @@ interface Resources {
   keyPair(): Promise<any>;
   apiKey(): Promise<any>;
   activation(): Promise<any>;
+  webhook(): Promise<any>;
 }
 
 /** Org A's long-lived resources, the ones the matrices read, attack and compare. */
@@ -96,6 +107,9 @@ interface World {
   license: any;
   activation: any;
   apiKey: any;
+  webhook: any;
+  /** A delivery of `webhook` (its test event). */
+  delivery: { id: string };
   range: string;
 }
 
@@ -163,6 +177,23 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   'DELETE /api-keys/{id}': async (_w, r) => ({ path: `/api-keys/${(await r.apiKey()).id}` }),
 
   'GET /audit-events': async () => ({ path: '/audit-events' }),
+
+  'GET /webhooks': async () => ({ path: '/webhooks' }),
+  'POST /webhooks': async () => ({ path: '/webhooks', body: { url: WEBHOOK_URL, events: ['*'] } }),
+  'GET /webhooks/{id}': async (w) => ({ path: `/webhooks/${w.webhook.id}` }),
+  'PUT /webhooks/{id}': async (_w, r) => ({
+    path: `/webhooks/${(await r.webhook()).id}`,
+    body: { description: 'renamed' },
+  }),
+  'DELETE /webhooks/{id}': async (_w, r) => ({ path: `/webhooks/${(await r.webhook()).id}` }),
+  'POST /webhooks/{id}/rotate-secret': async (_w, r) => ({
+    path: `/webhooks/${(await r.webhook()).id}/rotate-secret`,
+  }),
+  'POST /webhooks/{id}/test': async (_w, r) => ({ path: `/webhooks/${(await r.webhook()).id}/test` }),
+  'GET /webhooks/{id}/deliveries': async (w) => ({ path: `/webhooks/${w.webhook.id}/deliveries` }),
+  'POST /webhook-deliveries/{id}/redeliver': async (w) => ({
+    path: `/webhook-deliveries/${w.delivery.id}/redeliver`,
+  }),
 };
 
 /**
@@ -364,7 +395,48 @@ const TENANCY: Record<RouteKey, Tenancy> = {
     call: (w) => ({ method: 'GET', path: `/audit-events?resource_id=${w.license.id}` }),
     expect: emptyList('audit_events'),
   },
+
+  'GET /webhooks': {
+    call: () => ({ method: 'GET', path: '/webhooks?per_page=100' }),
+    expect: noneOfA('webhooks', (w) => [w.webhook.id]),
+  },
+  'POST /webhooks': { none: "subscribes an endpoint of the caller's; the body names no resource" },
+  'GET /webhooks/{id}': {
+    call: (w) => ({ method: 'GET', path: `/webhooks/${w.webhook.id}` }),
+    expect: notFound,
+  },
+  'PUT /webhooks/{id}': {
+    call: (w) => ({
+      method: 'PUT',
+      path: `/webhooks/${w.webhook.id}`,
+      body: { url: 'https://attacker.example.test/steal', events: ['*'] },
+    }),
+    expect: notFound,
+  },
+  'DELETE /webhooks/{id}': {
+    call: (w) => ({ method: 'DELETE', path: `/webhooks/${w.webhook.id}` }),
+    expect: notFound,
+  },
+  'POST /webhooks/{id}/rotate-secret': {
+    call: (w) => ({ method: 'POST', path: `/webhooks/${w.webhook.id}/rotate-secret` }),
+    expect: notFound,
+  },
+  'POST /webhooks/{id}/test': {
+    call: (w) => ({ method: 'POST', path: `/webhooks/${w.webhook.id}/test` }),
+    expect: notFound,
+  },
+  'GET /webhooks/{id}/deliveries': {
+    call: (w) => ({ method: 'GET', path: `/webhooks/${w.webhook.id}/deliveries` }),
+    expect: notFound,
+  },
+  'POST /webhook-deliveries/{id}/redeliver': {
+    call: (w) => ({ method: 'POST', path: `/webhook-deliveries/${w.delivery.id}/redeliver` }),
+    expect: notFound,
+  },
 };
+
+/** Where the matrices' webhooks point: a host that does not resolve here, so nothing is ever sent. */
+const WEBHOOK_URL = 'https://hooks.example.test/matrix';
 
 describe('access matrices over every route the gateway serves', () => {
   let stack: TestStack;
@@ -393,6 +465,11 @@ describe('access matrices over every route the gateway serves', () => {
       expect(created.status).toBe(201);
       return created.body;
     },
+    webhook: async () => {
+      const created = await orgA.api.post('/api/v1/webhooks', { url: WEBHOOK_URL, events: ['*'] });
+      expect(created.status).toBe(201);
+      return created.body;
+    },
   };
   /** Org A's long-lived resources, for calls whose effect must be nil (a refused scope). */
   const existing: Resources = {
@@ -401,6 +478,7 @@ describe('access matrices over every route the gateway serves', () => {
     keyPair: async () => world.keyPair,
     apiKey: async () => world.apiKey,
     activation: async () => world.activation,
+    webhook: async () => world.webhook,
   };
 
   /** Everything org A can see of itself, read with its admin key (per_page 100 holds it all). */
@@ -411,6 +489,8 @@ describe('access matrices over every route the gateway serves', () => {
       '/api/v1/key-pairs?per_page=100',
       '/api/v1/api-keys?per_page=100',
       '/api/v1/activations?per_page=100',
+      '/api/v1/webhooks?per_page=100',
+      `/api/v1/webhooks/${world.webhook.id}`,
       `/api/v1/products/${world.product.id}`,
       `/api/v1/products/${world.product.id}/public-key`,
       `/api/v1/licenses/${world.license.id}`,
@@ -461,12 +541,21 @@ describe('access matrices over every route the gateway serves', () => {
     });
     expect(activation.status).toBe(201);
     const day = 86_400_000;
+    const webhook = await orgA.api.post('/api/v1/webhooks', {
+      url: WEBHOOK_URL,
+      events: ['webhook.disabled'],
+    });
+    expect(webhook.status).toBe(201);
+    const delivery = await orgA.api.post(`/api/v1/webhooks/${webhook.body.id}/test`);
+    expect(delivery.status).toBe(202);
     world = {
       keyPair,
       product,
       license,
       activation: activation.body,
       apiKey: read.key,
+      webhook: webhook.body,
+      delivery: { id: delivery.body.delivery_id },
       range: `from=${new Date(Date.now() - day).toISOString()}&to=${new Date(Date.now() + day).toISOString()}`,
     };
     // A's usage is not empty, so that an empty answer to B proves isolation rather than absence.

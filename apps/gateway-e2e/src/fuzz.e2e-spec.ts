@@ -32,6 +32,7 @@ const LISTS: Record<string, { path: string; removedByDelete: boolean }> = {
   license: { path: '/api/v1/licenses', removedByDelete: false },
   api_key: { path: '/api/v1/api-keys', removedByDelete: true },
   activation: { path: '/api/v1/activations', removedByDelete: true },
+  webhook: { path: '/api/v1/webhooks', removedByDelete: true },
 };
 
 describe('generated hostile requests, for every operation of the OpenAPI document', () => {
@@ -63,6 +64,10 @@ describe('generated hostile requests, for every operation of the OpenAPI documen
       fingerprint: 'seed',
     });
     const apiKey = await org.api.post('/api/v1/api-keys', { name: 'seed', scopes: ['read'] });
+    const webhook = await org.api.post('/api/v1/webhooks', {
+      url: 'https://hooks.example.test/fuzz',
+      events: ['*'],
+    });
     seeds = {
       ids: {
         product: product.id,
@@ -70,6 +75,7 @@ describe('generated hostile requests, for every operation of the OpenAPI documen
         license: license.id,
         activation: activation.body.id,
         api_key: apiKey.body.id,
+        webhook: webhook.body.id,
       },
       serials: [license.serial],
     };

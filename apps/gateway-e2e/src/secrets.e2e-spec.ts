@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
 import {
   createDecipheriv,
   createHash,
@@ -141,6 +143,8 @@ describe('no secrets at rest or in logs; constant-time key handling; security he
   const plainKeys: string[] = [];
   /** The key pairs the workload created, one per algorithm (and one deleted afterwards). */
   const keyPairs: any[] = [];
+  /** Webhook signing secrets the workload was shown: one at creation, one at rotation. */
+  const webhookSecrets: string[] = [];
   let database: ColumnValue[];
 
   beforeAll(async () => {
@@ -149,7 +153,11 @@ describe('no secrets at rest or in logs; constant-time key handling; security he
       .spyOn(pino, 'destination')
       .mockImplementation(() => logSink as unknown as ReturnType<typeof pino.destination>);
     stack = await startStack({
-      env: { LOG_LEVEL: 'trace', SIGNING_MASTER_KEYS: `${MASTER_VERSION}:${MASTER_KEY.toString('base64')}` },
+      env: {
+        LOG_LEVEL: 'trace',
+        SIGNING_MASTER_KEYS: `${MASTER_VERSION}:${MASTER_KEY.toString('base64')}`,
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      },
     });
     [org, other] = await Promise.all([stack.newOrganization(), stack.newOrganization()]);
     plainKeys.push(org.adminKey, other.adminKey);
@@ -210,6 +218,30 @@ describe('no secrets at rest or in logs; constant-time key handling; security he
     const unused = await org.api.post('/api/v1/key-pairs', { algorithm: 'ed25519' });
     expect(unused.status).toBe(201);
     keyPairs.push(unused.body);
+
+    // A webhook that receives signed deliveries before and after its secret is rotated.
+    const receiver = createServer((_request, response) => response.end('ok'));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const webhook = await org.api.post('/api/v1/webhooks', {
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`,
+        events: ['*'],
+      });
+      expect(webhook.status).toBe(201);
+      webhookSecrets.push(webhook.body.secret);
+      const delivered = async (count: number) =>
+        (await org.api.get(`/api/v1/webhooks/${webhook.body.id}/deliveries?status=delivered`)).body.total >=
+        count;
+      expect((await org.api.post(`/api/v1/webhooks/${webhook.body.id}/test`)).status).toBe(202);
+      await waitFor(() => delivered(1), { what: 'a webhook delivery' });
+      const rotated = await org.api.post(`/api/v1/webhooks/${webhook.body.id}/rotate-secret`);
+      webhookSecrets.push(rotated.body.secret);
+      expect((await org.api.post(`/api/v1/webhooks/${webhook.body.id}/test`)).status).toBe(202);
+      await waitFor(() => delivered(2), { what: 'a delivery signed with both secrets' });
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
 
     // Wait for the background paths too (the outbox relay, the analytics consumer), so their logs
     // and rows are part of what is searched.
@@ -331,6 +363,25 @@ describe('no secrets at rest or in logs; constant-time key handling; security he
     });
   });
 
+  it('stores no webhook secret in any encoding outside its sealed column, and logs none', () => {
+    expect(webhookSecrets).toHaveLength(2);
+    const log = logLines.join('\n');
+    for (const secret of webhookSecrets) {
+      for (const needle of encodingsOf(secret)) {
+        const found = database.filter(({ forms }) => forms.some((form) => form.includes(needle)));
+        expect({
+          secret: secret.slice(0, 8),
+          foundIn: found.map((value) => value.where),
+          logged: log.includes(needle),
+        }).toEqual({
+          secret: secret.slice(0, 8),
+          foundIn: [],
+          logged: false,
+        });
+      }
+    }
+  });
+
   describe('in logs', () => {
     it('captured the services at trace level while the workload ran', () => {
       const entries = logLines
@@ -338,7 +389,14 @@ describe('no secrets at rest or in logs; constant-time key handling; security he
         .filter(Boolean)
         .map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(new Set(entries.map((entry) => entry.service))).toEqual(
-        new Set(['gateway', 'product-service', 'license-service', 'revocation-service', 'analytics-service']),
+        new Set([
+          'gateway',
+          'product-service',
+          'license-service',
+          'revocation-service',
+          'analytics-service',
+          'webhook-service',
+        ]),
       );
       expect(entries.some((entry) => entry.msg === 'api key revoked')).toBe(true);
       expect(entries.some((entry) => entry.level === 'debug')).toBe(true);

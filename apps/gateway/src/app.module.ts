@@ -20,6 +20,7 @@ import { GATEWAY_MIGRATIONS } from './migrations';
 import { ProductsController } from './products/products.controller';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { RevocationController } from './revocation/revocation.controller';
+import { WebhookDeliveriesController, WebhooksController } from './webhooks/webhooks.controller';
 
 export const GATEWAY_SCHEMA = 'identity';
 export const GATEWAY_ENTITIES = [OrganizationEntity, ApiKeyEntity, IdempotencyKeyEntity, AuditEventEntity];
@@ -56,6 +57,8 @@ export class GatewayModule {
         ActivationsController,
         AnalyticsController,
         LicenseUsageController,
+        WebhooksController,
+        WebhookDeliveriesController,
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

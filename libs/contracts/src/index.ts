@@ -16,3 +16,4 @@ export * from './analytics/analytics.dto';
 export * from './activations/activation.dto';
 export * from './activations/components.validator';
 export * from './audit/audit.dto';
+export * from './webhooks/webhook.dto';

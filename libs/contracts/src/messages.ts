@@ -45,6 +45,18 @@ import {
 } from './revocation/revocation.dto';
 import { SerialStatusesRequest } from './revocation/serial-status.dto';
 import { SerialStatusPutDto } from './revocation/serial-status-put.dto';
+import {
+  CreateWebhookDto,
+  DeliveryListView,
+  DeliveryView,
+  ListDeliveriesMessage,
+  UpdateWebhookMessage,
+  WebhookCreatedView,
+  WebhookListView,
+  WebhookSecretView,
+  WebhookTestView,
+  WebhookView,
+} from './webhooks/webhook.dto';
 
 /**
  * One message on the bus: its versioned subject, and in its type what is sent and what comes back.
@@ -147,6 +159,19 @@ export const Messages = {
       'analytics.license-usage.v1',
       LicenseUsageView,
     ),
+  },
+  webhook: {
+    create: defineMessage<CreateWebhookDto, WebhookCreatedView>('webhook.create.v1'),
+    list: defineMessage<PageQueryDto, WebhookListView>('webhook.list.v1'),
+    get: defineMessage<IdDto, WebhookView>('webhook.get.v1'),
+    update: defineMessage<UpdateWebhookMessage, WebhookView>('webhook.update.v1'),
+    delete: defineMessage<IdDto, MessageView>('webhook.delete.v1'),
+    rotateSecret: defineMessage<IdDto, WebhookSecretView>('webhook.rotate-secret.v1'),
+    /** Queues a `webhook.test` event for the one endpoint, to be delivered at once. */
+    test: defineMessage<IdDto, WebhookTestView>('webhook.test.v1'),
+    deliveries: defineMessage<ListDeliveriesMessage, DeliveryListView>('webhook.deliveries.v1'),
+    /** The delivery is attempted again at once, with a fresh budget of attempts. */
+    redeliver: defineMessage<IdDto, DeliveryView>('webhook.redeliver.v1'),
   },
 } as const;
 

@@ -4,6 +4,7 @@ import { OrganizationsService, loadGatewayConfig, startGateway } from '@licensin
 import { loadLicenseServiceConfig, startLicenseService } from '@licensing/app/license-service';
 import { loadProductServiceConfig, startProductService } from '@licensing/app/product-service';
 import { loadRevocationServiceConfig, startRevocationService } from '@licensing/app/revocation-service';
+import { loadWebhookServiceConfig, startWebhookService } from '@licensing/app/webhook-service';
 import { ApiClient, deleteNamespaceStreams, testEnv, uniqueNamespace } from '@licensing/shared/testing';
 
 export interface TestOrganization {
@@ -21,6 +22,8 @@ export interface StackOptions {
 export interface TestStack {
   baseUrl: string;
   namespace: string;
+  /** The environment every service was configured from (for a service a test runs as a process of its own). */
+  env: Record<string, string>;
   /** The gateway's Nest application, for tests that read its router (the route matrices). */
   gateway: INestApplication;
   /** Unauthenticated. */
@@ -51,6 +54,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     'license-service': () => startLicenseService(loadLicenseServiceConfig(env)),
     'revocation-service': () => startRevocationService(loadRevocationServiceConfig(env)),
     'analytics-service': () => startAnalyticsService(loadAnalyticsServiceConfig(env)),
+    'webhook-service': () => startWebhookService(loadWebhookServiceConfig(env)),
   };
   /** The services running now, in start order. */
   const services = new Map<string, INestApplication>();
@@ -65,6 +69,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   return {
     baseUrl,
     namespace,
+    env,
     gateway,
     anonymous: new ApiClient(baseUrl),
     async newOrganization() {

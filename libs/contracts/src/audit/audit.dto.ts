@@ -16,7 +16,14 @@ export const AUDIT_ACTIONS = [
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_RESOURCE_TYPES = ['product', 'key_pair', 'license', 'activation', 'api_key'] as const;
+export const AUDIT_RESOURCE_TYPES = [
+  'product',
+  'key_pair',
+  'license',
+  'activation',
+  'api_key',
+  'webhook',
+] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 
 /** One field's value before and after a change; `null` on the side where the resource did not exist. */

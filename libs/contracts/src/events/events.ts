@@ -19,6 +19,7 @@ export const EVENT_TYPES = [
   'activation.expired',
   'key_pair.created',
   'key_pair.deleted',
+  'webhook.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -1,0 +1,4 @@
+import { CreateWebhooks1795441221771 } from './1795441221771-CreateWebhooks';
+
+/** In order of application; the timestamp in each name is when it was generated. */
+export const WEBHOOK_MIGRATIONS = [CreateWebhooks1795441221771];

@@ -1,0 +1,2 @@
+/** Secrets at rest: AES-256-GCM under versioned master keys from the environment. */
+export * from './master-key-vault';
