@@ -161,17 +161,20 @@ export const Messages = {
     ),
   },
   webhook: {
-    create: defineMessage<CreateWebhookDto, WebhookCreatedView>('webhook.create.v1'),
-    list: defineMessage<PageQueryDto, WebhookListView>('webhook.list.v1'),
-    get: defineMessage<IdDto, WebhookView>('webhook.get.v1'),
-    update: defineMessage<UpdateWebhookMessage, WebhookView>('webhook.update.v1'),
-    delete: defineMessage<IdDto, MessageView>('webhook.delete.v1'),
-    rotateSecret: defineMessage<IdDto, WebhookSecretView>('webhook.rotate-secret.v1'),
+    create: defineMessage<CreateWebhookDto, WebhookCreatedView>('webhook.create.v1', WebhookCreatedView),
+    list: defineMessage<PageQueryDto, WebhookListView>('webhook.list.v1', WebhookListView),
+    get: defineMessage<IdDto, WebhookView>('webhook.get.v1', WebhookView),
+    update: defineMessage<UpdateWebhookMessage, WebhookView>('webhook.update.v1', WebhookView),
+    delete: defineMessage<IdDto, MessageView>('webhook.delete.v1', MessageView),
+    rotateSecret: defineMessage<IdDto, WebhookSecretView>('webhook.rotate-secret.v1', WebhookSecretView),
     /** Queues a `webhook.test` event for the one endpoint, to be delivered at once. */
-    test: defineMessage<IdDto, WebhookTestView>('webhook.test.v1'),
-    deliveries: defineMessage<ListDeliveriesMessage, DeliveryListView>('webhook.deliveries.v1'),
+    test: defineMessage<IdDto, WebhookTestView>('webhook.test.v1', WebhookTestView),
+    deliveries: defineMessage<ListDeliveriesMessage, DeliveryListView>(
+      'webhook.deliveries.v1',
+      DeliveryListView,
+    ),
     /** The delivery is attempted again at once, with a fresh budget of attempts. */
-    redeliver: defineMessage<IdDto, DeliveryView>('webhook.redeliver.v1'),
+    redeliver: defineMessage<IdDto, DeliveryView>('webhook.redeliver.v1', DeliveryView),
   },
 } as const;
 

@@ -9,7 +9,7 @@ import { MessageDefinition } from '@licensing/contracts';
  */
 export function Answers(
   message: MessageDefinition<unknown, unknown>,
-  { status = 200, description }: { status?: 200 | 201; description?: string } = {},
+  { status = 200, description }: { status?: 200 | 201 | 202; description?: string } = {},
 ): MethodDecorator {
   if (!message.replyType) throw new Error(`${message.subject} declares no reply class to document`);
   return applyDecorators(ApiResponse({ status, type: message.replyType, description }));

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
   CreateWebhookDto,
   DeliveryListView,
@@ -17,6 +17,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
+import { Answers } from '../http/answers';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 
@@ -28,8 +29,8 @@ export class WebhooksController {
 
   @Post()
   @Idempotent({ secretFields: ['secret'] })
-  @ApiCreatedResponse({
-    type: WebhookCreatedView,
+  @Answers(Messages.webhook.create, {
+    status: 201,
     description: 'The signing secret is shown only in this answer',
   })
   @ApiProblems()
@@ -38,21 +39,21 @@ export class WebhooksController {
   }
 
   @Get()
-  @ApiOkResponse({ type: WebhookListView })
+  @Answers(Messages.webhook.list)
   @ApiProblems()
   list(@Query() query: PageQueryDto): Promise<WebhookListView> {
     return this.bus.send(Messages.webhook.list, query);
   }
 
   @Get(':id')
-  @ApiOkResponse({ type: WebhookView })
+  @Answers(Messages.webhook.get)
   @ApiProblems(404)
   get(@Param('id', uuidParam) id: string): Promise<WebhookView> {
     return this.bus.send(Messages.webhook.get, { id });
   }
 
   @Put(':id')
-  @ApiOkResponse({ type: WebhookView })
+  @Answers(Messages.webhook.update)
   @ApiProblems(404)
   update(@Param('id', uuidParam) id: string, @Body() changes: UpdateWebhookDto): Promise<WebhookView> {
     return this.bus.send(Messages.webhook.update, { id, changes });
@@ -60,7 +61,7 @@ export class WebhooksController {
 
   @Delete(':id')
   @HttpCode(200)
-  @ApiOkResponse({ type: MessageView })
+  @Answers(Messages.webhook.delete)
   @ApiProblems(404)
   delete(@Param('id', uuidParam) id: string): Promise<MessageView> {
     return this.bus.send(Messages.webhook.delete, { id });
@@ -68,8 +69,7 @@ export class WebhooksController {
 
   @Post(':id/rotate-secret')
   @HttpCode(200)
-  @ApiOkResponse({
-    type: WebhookSecretView,
+  @Answers(Messages.webhook.rotateSecret, {
     description: 'The new secret, shown once; the previous one also signs deliveries for 24 hours',
   })
   @ApiProblems(404)
@@ -79,14 +79,14 @@ export class WebhooksController {
 
   @Post(':id/test')
   @HttpCode(202)
-  @ApiAcceptedResponse({ type: WebhookTestView, description: 'A webhook.test event is on its way' })
+  @Answers(Messages.webhook.test, { status: 202, description: 'A webhook.test event is on its way' })
   @ApiProblems(404, 409)
   test(@Param('id', uuidParam) id: string): Promise<WebhookTestView> {
     return this.bus.send(Messages.webhook.test, { id });
   }
 
   @Get(':id/deliveries')
-  @ApiOkResponse({ type: DeliveryListView })
+  @Answers(Messages.webhook.deliveries)
   @ApiProblems(404)
   deliveries(
     @Param('id', uuidParam) id: string,
@@ -103,8 +103,8 @@ export class WebhookDeliveriesController {
 
   @Post(':id/redeliver')
   @HttpCode(202)
-  @ApiAcceptedResponse({
-    type: DeliveryView,
+  @Answers(Messages.webhook.redeliver, {
+    status: 202,
     description: 'Attempted again at once, with a fresh budget of attempts',
   })
   @ApiProblems(404, 409)
