@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { preparedEntityQuery } from '@licensing/shared/database';
 import {
   ValidateLicenseDto,
   ValidationCode,
@@ -27,25 +28,28 @@ const DETAILS: Record<ValidationCode, string> = {
 /** Validate-by-key: the first code that applies, in the order of validation-code.ts. */
 @Injectable()
 export class LicenseValidator {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  /** The two reads of validate, prepared: the license by key, then the machine's activation of it. */
+  private readonly licenseByKey: (values: unknown[]) => Promise<LicenseEntity[]>;
+  private readonly activationOf: (values: unknown[]) => Promise<ActivationEntity[]>;
+
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    this.licenseByKey = preparedEntityQuery(
+      dataSource,
+      LicenseEntity,
+      'validate-license',
+      'serial = $1 AND org_id = $2',
+    );
+    this.activationOf = preparedEntityQuery(
+      dataSource,
+      ActivationEntity,
+      'validate-activation',
+      'license_id = $1 AND fingerprint = $2',
+    );
+  }
 
   async validate(orgId: string, dto: ValidateLicenseDto): Promise<ValidationResultView> {
     const now = new Date();
-    const license = await this.dataSource.getRepository(LicenseEntity).findOne({
-      select: {
-        id: true,
-        serial: true,
-        productId: true,
-        customerId: true,
-        features: true,
-        validFrom: true,
-        validUntil: true,
-        status: true,
-        maxSeats: true,
-        hardwareBinding: true,
-      },
-      where: { serial: dto.key, orgId },
-    });
+    const [license] = await this.licenseByKey([dto.key, orgId]);
     if (!license) return answer('NOT_FOUND', null, null);
     const status = effectiveStatus(license, now);
     const summary = {
@@ -61,9 +65,7 @@ export class LicenseValidator {
     };
     const verdict = licenseVerdict(license, dto, now);
     if ('code' in verdict) return answer(verdict.code, summary, null);
-    const activation = await this.dataSource
-      .getRepository(ActivationEntity)
-      .findOneBy({ licenseId: license.id, fingerprint: verdict.activationOf });
+    const [activation] = await this.activationOf([license.id, verdict.activationOf]);
     const code = activationCode(activation, dto, now);
     return answer(code, summary, activation ? toActivationView(activation) : null);
   }

@@ -12,7 +12,7 @@ import {
   UpdateProductDto,
   pageOf,
 } from '@licensing/contracts';
-import { isUniqueViolation, pageWindow, preparedStatement } from '@licensing/shared/database';
+import { isUniqueViolation, pageWindow, preparedEntityQuery } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
 import { BusClient } from '@licensing/shared/messaging';
@@ -29,19 +29,18 @@ import { toCatalogProduct, toProductView } from './product.mapper';
 export class ProductsService {
   private readonly logger = new Logger(ProductsService.name);
 
-  /** One product by id, the hottest read: a named statement, columns under the entity's property names. */
-  private readonly findOne: (values: unknown[]) => Promise<Partial<ProductEntity>[]>;
+  /** One product by id, the hottest read. */
+  private readonly findOne: (values: unknown[]) => Promise<ProductEntity[]>;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly bus: BusClient,
   ) {
-    const { tablePath, columns } = dataSource.getMetadata(ProductEntity);
-    const select = columns.map((c) => `"${c.databaseName}" AS "${c.propertyName}"`).join(', ');
-    this.findOne = preparedStatement(
+    this.findOne = preparedEntityQuery(
       dataSource,
+      ProductEntity,
       'product-get',
-      `SELECT ${select} FROM ${tablePath} WHERE id = $1 AND org_id = $2 AND deleting_since IS NULL`,
+      'id = $1 AND org_id = $2 AND deleting_since IS NULL',
     );
   }
 
@@ -97,9 +96,9 @@ export class ProductsService {
   }
 
   async get(orgId: string, id: string): Promise<ProductView> {
-    const [row] = await this.findOne([id, orgId]);
-    if (!row) throw DomainError.notFound('Product', id);
-    return toProductView(Object.assign(new ProductEntity(), row));
+    const [product] = await this.findOne([id, orgId]);
+    if (!product) throw DomainError.notFound('Product', id);
+    return toProductView(product);
   }
 
   async update(orgId: string, id: string, changes: UpdateProductDto): Promise<ProductView> {

@@ -59,6 +59,9 @@ export class BusClient implements OnApplicationShutdown {
       servers: this.options.natsUrl.split(','),
       name: this.options.name,
       maxReconnectAttempts: -1,
+      // nats.js builds an Error for every request() up front, for a stack trace should it fail;
+      // JetStream publishes (every sync, every relayed event) are request()s.
+      noAsyncTraces: true,
     });
     this.inbox = new ReplyInbox(this.nats, this.options.timeoutMs);
     this.connected = true;
