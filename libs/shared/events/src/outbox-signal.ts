@@ -1,4 +1,5 @@
 import { EntityManager } from 'typeorm';
+import { OutboxEventEntity } from './outbox-event.entity';
 
 /** The PostgreSQL notification channel of a schema's outbox: its relay listens on it. */
 export function outboxChannel(schema: string | undefined): string {
@@ -6,11 +7,22 @@ export function outboxChannel(schema: string | undefined): string {
 }
 
 /**
- * Tells the outbox relays of the writer's schema that a row is waiting. Called inside the writing
- * transaction: PostgreSQL delivers a notification at commit and only then (never for a rollback),
- * and several in one transaction as one.
+ * Writes one row to the writer's outbox and tells the outbox relays of the writer's schema that it
+ * is waiting, in one statement (one round trip; an insert and a separate `pg_notify` took two).
+ * Called inside the writing transaction: PostgreSQL delivers a notification at commit and only
+ * then (never for a rollback), and several in one transaction as one.
  */
-export async function signalOutbox(manager: EntityManager): Promise<void> {
+export async function writeOutbox(
+  manager: EntityManager,
+  row: { id: string; subject: string; payload: string },
+): Promise<void> {
   const schema = (manager.connection.options as { schema?: string }).schema;
-  await manager.query('SELECT pg_notify($1, $2)', [outboxChannel(schema), '']);
+  const table = manager.connection.getMetadata(OutboxEventEntity).tablePath;
+  await manager.query(
+    `WITH written AS (
+       INSERT INTO ${table} (id, subject, payload, created_at) VALUES ($1, $2, $3, now()) RETURNING 1
+     )
+     SELECT pg_notify($4, '') FROM written`,
+    [row.id, row.subject, row.payload, outboxChannel(schema)],
+  );
 }

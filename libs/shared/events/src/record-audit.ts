@@ -8,8 +8,7 @@ import {
   auditSubject,
 } from '@licensing/contracts';
 import { requestContext } from '@licensing/shared/logging';
-import { OutboxEventEntity } from './outbox-event.entity';
-import { signalOutbox } from './outbox-signal';
+import { writeOutbox } from './outbox-signal';
 
 export interface AuditInput {
   orgId: string;
@@ -56,11 +55,9 @@ export function auditEntry(input: AuditInput): AuditEntryRecord | undefined {
 export async function recordAudit(manager: EntityManager, input: AuditInput): Promise<void> {
   const entry = auditEntry(input);
   if (!entry) return;
-  await manager.insert(OutboxEventEntity, {
+  await writeOutbox(manager, {
     id: entry.id,
     subject: auditSubject(entry.org_id),
     payload: JSON.stringify(entry),
-    createdAt: new Date(),
   });
-  await signalOutbox(manager);
 }

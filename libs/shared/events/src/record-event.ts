@@ -7,8 +7,7 @@ import {
   SerialStatus,
   eventSubject,
 } from '@licensing/contracts';
-import { OutboxEventEntity } from './outbox-event.entity';
-import { signalOutbox } from './outbox-signal';
+import { writeOutbox } from './outbox-signal';
 
 /**
  * Records an event inside the caller's transaction; the outbox relay publishes it after commit.
@@ -27,12 +26,10 @@ export async function recordEvent<T>(
     data: event.data,
     ...(event.serialStatus ? { serial_status: event.serialStatus } : {}),
   };
-  await manager.insert(OutboxEventEntity, {
+  await writeOutbox(manager, {
     id: published.id,
     subject: eventSubject(event.orgId, event.type),
     payload: JSON.stringify(published),
-    createdAt: new Date(),
   });
-  await signalOutbox(manager);
   return published;
 }
