@@ -25,7 +25,7 @@ async function bulkIssuer(databaseUrl) {
   const { CatalogProductEntity } = service('catalog/catalog-product.entity.js');
   const { LicenseSigner } = service('licenses/license-signer.service.js');
   const { SigningKeysService } = service('signing/signing-keys.service.js');
-  const { PrivateKeyVault } = service('signing/private-key-vault.js');
+  const { MasterKeyVault } = require('@licensing/shared/crypto');
 
   const config = loadLicenseServiceConfig({ ...process.env, DATABASE_URL: databaseUrl });
   const dataSource = new DataSource(
@@ -38,7 +38,7 @@ async function bulkIssuer(databaseUrl) {
   );
   await dataSource.initialize();
   const signer = new LicenseSigner(
-    new SigningKeysService(dataSource, new PrivateKeyVault(config.SIGNING_MASTER_KEYS)),
+    new SigningKeysService(dataSource, new MasterKeyVault(config.SIGNING_MASTER_KEYS, 'SIGNING_MASTER_KEYS')),
   );
 
   return {

@@ -16,7 +16,7 @@ import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events
 import { DomainError } from '@licensing/shared/errors';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { LicenseEntity } from '../licenses/license.entity';
-import { PrivateKeyVault } from '../signing/private-key-vault';
+import { MasterKeyVault } from '@licensing/shared/crypto';
 import { SigningKeysService } from '../signing/signing-keys.service';
 import { KeyPairEntity } from './key-pair.entity';
 
@@ -36,7 +36,7 @@ export function toKeyPairView(keyPair: KeyPairEntity): KeyPairView {
 export class KeyPairsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly vault: PrivateKeyVault,
+    private readonly vault: MasterKeyVault,
     private readonly signingKeys: SigningKeysService,
   ) {}
 

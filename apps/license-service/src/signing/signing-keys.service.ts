@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { parsePrivateKey, parsePublicKey } from '@licensing/license-format';
 import { KeyPairEntity } from '../key-pairs/key-pair.entity';
-import { PrivateKeyVault } from './private-key-vault';
+import { MasterKeyVault } from '@licensing/shared/crypto';
 
 interface CachedKey {
   orgId: string;
@@ -25,7 +25,7 @@ export class SigningKeysService {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly vault: PrivateKeyVault,
+    private readonly vault: MasterKeyVault,
   ) {}
 
   /** The public key of one of the organization's key pairs, or undefined when it has none by that id. */
@@ -66,7 +66,7 @@ export class SigningKeysService {
     const entry: CachedKey = { orgId: row.orgId, publicKey: parsePublicKey(row.publicKey) };
     if (withPrivate) {
       entry.privateKey = parsePrivateKey(
-        this.vault.open(row.id, row.privateKeyCiphertext, row.masterKeyVersion),
+        this.vault.open(row.id, { ciphertext: row.privateKeyCiphertext, version: row.masterKeyVersion }),
       );
     }
     if (this.cache.size >= MAX_CACHED_KEYS) this.cache.delete(this.cache.keys().next().value as string);

@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { PrivateKeyVault } from './private-key-vault';
+import { MasterKeyVault } from '@licensing/shared/crypto';
 import { SigningKeysService } from './signing-keys.service';
 
 /** Key material: the vault that seals private keys and the cache of parsed keys. */
@@ -10,10 +10,10 @@ export class SigningModule {
       module: SigningModule,
       global: true,
       providers: [
-        { provide: PrivateKeyVault, useValue: new PrivateKeyVault(masterKeys) },
+        { provide: MasterKeyVault, useValue: new MasterKeyVault(masterKeys, 'SIGNING_MASTER_KEYS') },
         SigningKeysService,
       ],
-      exports: [PrivateKeyVault, SigningKeysService],
+      exports: [MasterKeyVault, SigningKeysService],
     };
   }
 }

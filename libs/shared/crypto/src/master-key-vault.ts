@@ -15,9 +15,10 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 /**
- * Encrypts secrets at rest with AES-256-GCM under a master key from the environment, the way the
- * license service seals signing keys. `spec` is `<version>:<base64 of 32 bytes>`, comma separated,
- * newest first: the newest seals, every listed key still opens what it sealed, so a new key can be
+ * Encrypts secrets at rest with AES-256-GCM under a master key from the environment: the license
+ * service's signing keys (SIGNING_MASTER_KEYS) and the webhook service's endpoint secrets
+ * (WEBHOOK_MASTER_KEYS). `spec` is `<version>:<base64 of 32 bytes>`, comma separated, newest
+ * first: the newest seals, every listed key still opens what it sealed, so a new key can be
  * put first while older ciphertexts stay readable. The owner's id is bound in as associated data,
  * so a ciphertext copied onto another row does not decrypt.
  */

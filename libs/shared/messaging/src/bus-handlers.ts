@@ -17,7 +17,7 @@ import { Observable, throwError } from 'rxjs';
 import { DomainError, createValidationPipe } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
 import { toBusError } from './direct-dispatch';
-import { BusEnvelope } from './envelope';
+import { BusEnvelope, contextOfEnvelope } from './envelope';
 
 /**
  * Answers every failure of a handler as a SerializedError (`toBusError`). Nest's stock RPC filter
@@ -39,16 +39,10 @@ export class BusExceptionFilter implements RpcExceptionFilter<unknown> {
 export class BusContextInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const rpc = context.switchToRpc();
-    const envelope = rpc.getData<Partial<BusEnvelope>>();
-    const subject = rpc.getContext<NatsContext>().getSubject();
-    const ctx = envelope?.ctx;
-    const store = {
-      request_id: ctx?.request_id ?? 'none',
-      org_id: ctx?.org_id,
-      subject,
-      actor: ctx?.actor,
-      ip: ctx?.ip,
-    };
+    const store = contextOfEnvelope(
+      rpc.getData<Partial<BusEnvelope>>(),
+      rpc.getContext<NatsContext>().getSubject(),
+    );
     return new Observable((subscriber) =>
       requestContext.run(store, () => next.handle().subscribe(subscriber)),
     );

@@ -11,7 +11,7 @@ import { PARAM_ARGS_METADATA, PATTERN_METADATA } from '@nestjs/microservices/con
 import { RpcParamtype } from '@nestjs/microservices/enums/rpc-paramtype.enum';
 import { SerializedError, isConnectionLost, toDomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
-import { BusEnvelope } from './envelope';
+import { BusEnvelope, contextOfEnvelope } from './envelope';
 
 /** What a handler answers, in the reply packet of Nest's NATS transport. */
 export type HandlerAnswer = { response: unknown } | { err: SerializedError };
@@ -107,15 +107,7 @@ function directHandler(instance: Record<string, unknown>, controller: Type, key:
   const params = paramsOf(controller, key);
   const method = (instance[key] as (...args: unknown[]) => unknown).bind(instance);
   return async (envelope, subject) => {
-    const ctx = envelope?.ctx;
-    const store = {
-      request_id: ctx?.request_id ?? 'none',
-      org_id: ctx?.org_id,
-      subject,
-      actor: ctx?.actor,
-      ip: ctx?.ip,
-    };
-    return requestContext.run(store, async () => {
+    return requestContext.run(contextOfEnvelope(envelope, subject), async () => {
       try {
         const args: unknown[] = [];
         for (const param of params) {

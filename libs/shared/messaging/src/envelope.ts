@@ -1,4 +1,4 @@
-import { RequestActor } from '@licensing/shared/logging';
+import { RequestActor, RequestContext } from '@licensing/shared/logging';
 
 /** Every request on the bus: the caller's context beside the payload, which keeps its own shape. */
 export interface BusContext {
@@ -13,4 +13,19 @@ export interface BusContext {
 export interface BusEnvelope<T = unknown> {
   ctx: BusContext;
   data: T;
+}
+
+/** The request context a service runs a bus request in: the caller's, and the subject it came on. */
+export function contextOfEnvelope(
+  envelope: Partial<BusEnvelope> | undefined,
+  subject: string,
+): RequestContext {
+  const ctx = envelope?.ctx;
+  return {
+    request_id: ctx?.request_id ?? 'none',
+    org_id: ctx?.org_id,
+    subject,
+    actor: ctx?.actor,
+    ip: ctx?.ip,
+  };
 }
