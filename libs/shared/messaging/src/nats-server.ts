@@ -42,7 +42,17 @@ export class NamespacedNatsServer extends ServerNats {
     }
     if (packet?.id === undefined) return super.handleMessage(channel, message);
     const answer = await handler(packet.data, message.subject);
-    message.respond(JSON.stringify({ ...answer, isDisposed: true, id: packet.id }));
+    try {
+      message.respond(JSON.stringify({ ...answer, isDisposed: true, id: packet.id }));
+    } catch (error) {
+      // The connection closed under the request (a shutdown past its grace period): the caller
+      // times out and retries; nothing else to do.
+      this.logger.warn({
+        msg: 'could not answer a bus request',
+        subject: message.subject,
+        err: String(error),
+      });
+    }
   }
 
   override addHandler(...[pattern, ...rest]: Parameters<AddHandler>): ReturnType<AddHandler> {
