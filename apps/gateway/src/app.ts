@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { ensureDatabase, migrate } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { NestPinoLogger, createLogger } from '@licensing/shared/logging';
+import { Readiness } from '@licensing/shared/messaging';
 import { GATEWAY_SCHEMA, GatewayModule } from './app.module';
 import { GatewayConfig } from './config';
 import { registerDirectRoutes } from './http/direct-routes';
@@ -50,6 +51,7 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
     bodyParser: false,
   });
   app.enableShutdownHooks();
+  app.get(Readiness).setDrainDelay(config.READINESS_DRAIN_MS);
 
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {

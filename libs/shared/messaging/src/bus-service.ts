@@ -4,6 +4,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { LevelWithSilent, Logger, NestPinoLogger, createLogger } from '@licensing/shared/logging';
 import { directHandlers } from './direct-dispatch';
 import { NamespacedNatsServer } from './nats-server';
+import { Readiness } from './readiness';
 
 /** The settings every bus service reads from its environment (commonEnv, HOST, HEALTH_PORT). */
 export interface BusServiceConfig {
@@ -11,6 +12,8 @@ export interface BusServiceConfig {
   BUS_NAMESPACE: string;
   HOST: string;
   HEALTH_PORT: number;
+  /** On shutdown, how long the process stays up unready before it drains. */
+  READINESS_DRAIN_MS?: number;
   /** After unsubscribing on shutdown, how long in-flight messages get to finish. */
   SHUTDOWN_GRACE_MS: number;
   LOG_LEVEL: LevelWithSilent;
@@ -45,6 +48,7 @@ export async function startBusService(
     abortOnError: false,
   });
   app.enableShutdownHooks();
+  readinessOf(app)?.setDrainDelay(config.READINESS_DRAIN_MS ?? 0);
   const server = new NamespacedNatsServer(config.BUS_NAMESPACE, {
     servers: config.NATS_URL.split(','),
     queue: name,
@@ -66,4 +70,13 @@ export async function startBusService(
   await app.startAllMicroservices();
   await app.listen(config.HEALTH_PORT, config.HOST);
   return app;
+}
+
+/** The app's Readiness, when its module imports BusModule (a bare test module may not). */
+function readinessOf(app: INestApplication): Readiness | undefined {
+  try {
+    return app.get(Readiness);
+  } catch {
+    return undefined;
+  }
 }
