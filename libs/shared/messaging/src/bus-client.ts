@@ -14,6 +14,7 @@ import {
 import { BroadcastDefinition, MessageDefinition } from '@licensing/contracts';
 import { DomainError, toDomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
+import { Metrics } from '@licensing/shared/metrics';
 import { BusEnvelope } from './envelope';
 import { ReplyInbox } from './reply-inbox';
 import { namespaced } from './subjects';
@@ -93,6 +94,21 @@ export class BusClient implements OnApplicationShutdown {
    * once (no responders) instead of waiting for the timeout.
    */
   async send<Request, Reply>(message: MessageDefinition<Request, Reply>, data: Request): Promise<Reply> {
+    const started = performance.now();
+    try {
+      const reply = await this.request(message, data);
+      observeBusRequest(message.subject, 'ok', started);
+      return reply;
+    } catch (error) {
+      observeBusRequest(message.subject, error instanceof DomainError ? error.code : 'error', started);
+      throw error;
+    }
+  }
+
+  private async request<Request, Reply>(
+    message: MessageDefinition<Request, Reply>,
+    data: Request,
+  ): Promise<Reply> {
     const { subject } = message;
     if (!this.connected) {
       throw new DomainError('unavailable', 'The message bus is unreachable; retry later');
@@ -194,3 +210,6 @@ export class BusClient implements OnApplicationShutdown {
     if (this.nats && !this.nats.isClosed()) await this.nats.close();
   }
 }
+
+const observeBusRequest = (subject: string, outcome: string, started: number): void =>
+  Metrics.busRequestDuration.observe({ subject, outcome }, (performance.now() - started) / 1000);

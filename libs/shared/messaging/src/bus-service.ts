@@ -2,6 +2,7 @@ import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LevelWithSilent, Logger, NestPinoLogger, createLogger } from '@licensing/shared/logging';
+import { serveMetrics } from '@licensing/shared/metrics';
 import { directHandlers } from './direct-dispatch';
 import { NamespacedNatsServer } from './nats-server';
 import { Readiness } from './readiness';
@@ -64,6 +65,7 @@ export async function startBusService(
     await app.close();
     throw error;
   }
+  serveMetrics(app.getHttpAdapter().getInstance());
   await options.beforeInit?.(app);
   await app.init();
   await options.beforeListen?.(app);

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { Metrics } from '@licensing/shared/metrics';
 import { BusClient } from './bus-client';
 import { DependencyState, Readiness } from './readiness';
 
@@ -26,6 +27,8 @@ export interface HealthAnswer {
  */
 @Controller()
 export class HealthController implements OnModuleDestroy, BeforeApplicationShutdown {
+  private readonly unmeasure: () => void;
+
   constructor(
     private readonly readiness: Readiness,
     bus: BusClient,
@@ -42,10 +45,16 @@ export class HealthController implements OnModuleDestroy, BeforeApplicationShutd
         },
       });
     }
+    this.unmeasure = Metrics.dependencyUp.addSource(async (sample) => {
+      const { checks } = await readiness.report();
+      for (const [dependency, state] of Object.entries(checks))
+        sample({ dependency }, state === 'up' ? 1 : 0);
+    });
   }
 
   /** The first step of a shutdown (SIGTERM), before subscriptions drain and pools close. */
   onModuleDestroy(): void {
+    this.unmeasure();
     this.readiness.stop();
   }
 
