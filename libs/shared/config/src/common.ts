@@ -20,6 +20,12 @@ export const commonEnv = {
     min: 100,
     description: 'How long a bus request waits for a reply',
   }),
+  JETSTREAM_REPLICAS: env.int({
+    default: 1,
+    min: 1,
+    max: 5,
+    description: 'Replicas of each JetStream stream the services create (3 on a 3-node NATS cluster)',
+  }),
   READINESS_DRAIN_MS: env.int({
     default: 0,
     min: 0,

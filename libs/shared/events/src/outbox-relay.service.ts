@@ -43,8 +43,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   async onApplicationBootstrap(): Promise<void> {
     // Both streams the outbox feeds must exist before its first publication.
-    await ensureStream(this.bus.connection(), this.bus.namespace, Streams.events);
-    await ensureStream(this.bus.connection(), this.bus.namespace, Streams.audit);
+    await ensureStream(this.bus.connection(), this.bus.namespace, Streams.events, this.bus.streamReplicas);
+    await ensureStream(this.bus.connection(), this.bus.namespace, Streams.audit, this.bus.streamReplicas);
     this.running = true;
     await this.listen();
     this.loop = this.run();

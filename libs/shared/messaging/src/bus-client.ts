@@ -34,6 +34,8 @@ export interface BusClientOptions {
   namespace: string;
   timeoutMs: number;
   name: string;
+  /** Replicas of the JetStream streams this process creates (JETSTREAM_REPLICAS); 1 by default. */
+  streamReplicas?: number;
 }
 
 /**
@@ -181,6 +183,11 @@ export class BusClient implements OnApplicationShutdown {
 
   get namespace(): string {
     return this.options.namespace;
+  }
+
+  /** How many copies of each message the JetStream streams this process creates keep. */
+  get streamReplicas(): number {
+    return this.options.streamReplicas ?? 1;
   }
 
   /** The underlying NATS connection, for JetStream consumers. */

@@ -175,8 +175,13 @@ export class DurableConsumer<T> {
 
   private async bind(): Promise<Consumer> {
     const connection = this.bus.connection();
-    const { name: stream, manager } = await ensureStream(connection, this.bus.namespace, this.spec.stream);
-    await ensureStream(connection, this.bus.namespace, Streams.deadLetters);
+    const { name: stream, manager } = await ensureStream(
+      connection,
+      this.bus.namespace,
+      this.spec.stream,
+      this.bus.streamReplicas,
+    );
+    await ensureStream(connection, this.bus.namespace, Streams.deadLetters, this.bus.streamReplicas);
     await this.ensureConsumer(manager, stream);
     return connection.jetstream().consumers.get(stream, this.spec.durable);
   }
