@@ -6,6 +6,7 @@
  *
  *   npx jest -c tools/jest.config.js
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
@@ -163,7 +164,8 @@ interface Resource {
   doc: Yaml;
 }
 
-const k8sFiles = readdirSync(path.join(root, 'k8s'))
+/** Every YAML file under k8s/, relative to it (`base/gateway.yaml`, `overlays/prod/kustomization.yaml`). */
+const k8sFiles = (readdirSync(path.join(root, 'k8s'), { recursive: true }) as string[])
   .filter((name) => /\.ya?ml$/.test(name))
   .sort();
 const parseErrors: string[] = [];
@@ -179,16 +181,43 @@ for (const file of k8sFiles) {
   }
   resourcesByFile.set(file, list);
 }
-const kustomization: Yaml = resourcesByFile.get('kustomization.yaml')?.[0]?.doc ?? {};
-const appliedFiles: string[] = Array.isArray(kustomization.resources) ? kustomization.resources : [];
-const applied: Resource[] = appliedFiles.flatMap((file) => resourcesByFile.get(file) ?? []);
-const ofKind = (kind: string): Resource[] => applied.filter((r) => r.doc?.kind === kind);
+const OVERLAYS = ['dev', 'prod'] as const;
+type Overlay = (typeof OVERLAYS)[number];
+
+/** What `kubectl kustomize k8s/overlays/<overlay>` renders: what `kubectl apply -k` would apply. */
+function render(overlay: Overlay): { resources: Resource[]; error?: string } {
+  try {
+    const output = execFileSync('kubectl', ['kustomize', path.join(root, 'k8s/overlays', overlay)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const resources = parseAllDocuments(output)
+      .map((document) => document.toJS() as Yaml)
+      .filter((doc) => doc !== null && doc !== undefined)
+      .map((doc) => ({ file: `overlays/${overlay}`, doc }));
+    return { resources };
+  } catch (error) {
+    const failure = error as NodeJS.ErrnoException & { stderr?: string };
+    return {
+      resources: [],
+      error:
+        failure.code === 'ENOENT'
+          ? 'kubectl is not installed: the k8s/ checks render every overlay with `kubectl kustomize`'
+          : `kubectl kustomize k8s/overlays/${overlay} failed: ${failure.stderr ?? failure.message}`,
+    };
+  }
+}
+const rendered = new Map(OVERLAYS.map((overlay) => [overlay, render(overlay)]));
+/** The production overlay, which the detailed checks below read. */
+const applied: Resource[] = rendered.get('prod')!.resources;
+const ofKind = (kind: string, from: Resource[] = applied): Resource[] =>
+  from.filter((r) => r.doc?.kind === kind);
 const deployments = ofKind('Deployment');
 const configMaps = new Map<string, Record<string, string>>(
   ofKind('ConfigMap').map((r) => [r.doc.metadata.name, r.doc.data ?? {}]),
 );
 const secretExample: Yaml = resourcesByFile
-  .get('secret.example.yaml')
+  .get('base/secret.example.yaml')
   ?.find((r) => r.doc?.kind === 'Secret')?.doc;
 const secrets = new Map<string, Record<string, string>>(
   secretExample
@@ -263,6 +292,60 @@ const podsSelectedBy = (selector: Record<string, string> | undefined): Resource[
 const serviceOfDeployment = (deployment: Yaml): string | undefined =>
   k8sEnv(containerOf(deployment)).values.get('SERVICE');
 
+/**
+ * Validates one object against the Kubernetes OpenAPI schema of its kind (kubernetes-models, the
+ * schemas of Kubernetes 1.32). Those schemas check types, required fields and enums, not unknown
+ * fields. The Prometheus Operator's kinds are not in them: a minimal schema of their own below.
+ */
+function schemaProblem(doc: Yaml): string | undefined {
+  const [group, version] = String(doc.apiVersion).includes('/')
+    ? String(doc.apiVersion).split('/')
+    : ['', doc.apiVersion];
+  if (group === 'monitoring.coreos.com') return prometheusOperatorProblem(doc);
+  let models: Record<string, new (data: unknown) => { validate(): void }>;
+  try {
+    models = require(`kubernetes-models/${group ? `${group}/` : ''}${version}`);
+  } catch {
+    return `no schema for ${doc.apiVersion}`;
+  }
+  const Model = models[doc.kind];
+  if (!Model) return `no schema for ${doc.apiVersion} ${doc.kind}`;
+  try {
+    new Model(doc).validate();
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+function prometheusOperatorProblem(doc: Yaml): string | undefined {
+  if (doc.apiVersion !== 'monitoring.coreos.com/v1') return `unknown version ${doc.apiVersion}`;
+  if (doc.kind === 'ServiceMonitor') {
+    const { selector, endpoints } = doc.spec ?? {};
+    if (!selector?.matchLabels) return 'spec.selector.matchLabels is required';
+    if (!Array.isArray(endpoints) || endpoints.length === 0) return 'spec.endpoints is empty';
+    for (const endpoint of endpoints) {
+      if (typeof endpoint.port !== 'string') return 'an endpoint names no port';
+      if (endpoint.interval !== undefined && !/^\d+[smh]$/.test(endpoint.interval))
+        return `bad interval ${endpoint.interval}`;
+    }
+    return undefined;
+  }
+  if (doc.kind === 'PrometheusRule') {
+    if (!Array.isArray(doc.spec?.groups) || doc.spec.groups.length === 0) return 'spec.groups is empty';
+    for (const group of doc.spec.groups) {
+      if (typeof group.name !== 'string' || !Array.isArray(group.rules))
+        return 'a group needs a name and rules';
+      for (const rule of group.rules) {
+        if (typeof rule.alert !== 'string' || typeof rule.expr !== 'string')
+          return 'a rule needs alert and expr';
+      }
+    }
+    return undefined;
+  }
+  return `unknown kind ${doc.kind}`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Compose
 // ---------------------------------------------------------------------------------------------
@@ -294,7 +377,10 @@ const uninterpolated = (value: string): string => value.replace(/\$\{[^}]*\}|\$\
 function composeHealthPort(service: Yaml): number | undefined {
   const test = service.healthcheck?.test;
   const text = Array.isArray(test) ? test.join(' ') : String(test ?? '');
-  const match = /https?:\/\/(?:127\.0\.0\.1|localhost|0\.0\.0\.0):(\d+)\/(readyz|healthz)/.exec(text);
+  const match =
+    /https?:\/\/(?:127\.0\.0\.1|localhost|0\.0\.0\.0):(\d+)\/(readyz|healthz|health\/ready|health\/live)/.exec(
+      text,
+    );
   return match ? Number(match[1]) : undefined;
 }
 
@@ -593,22 +679,70 @@ describe('k8s/', () => {
     for (const [file, resources] of resourcesByFile) {
       for (const { doc } of resources) {
         expect([file, typeof doc.kind, typeof doc.apiVersion]).toEqual([file, 'string', 'string']);
-        if (file !== 'kustomization.yaml')
+        if (!file.endsWith('kustomization.yaml'))
           expect([file, typeof doc.metadata?.name]).toEqual([file, 'string']);
       }
     }
   });
 
-  it('kustomization.yaml lists every manifest except the example secret, in namespace licensing', () => {
-    expect(kustomization.kind).toBe('Kustomization');
-    expect(kustomization.namespace).toBe(NAMESPACE);
-    const expected = k8sFiles.filter((f) => f !== 'kustomization.yaml' && f !== 'secret.example.yaml');
-    expect([...appliedFiles].sort()).toEqual(expected);
-    expect(ofKind('Secret')).toEqual([]);
+  it.each(OVERLAYS)('kubectl kustomize renders the %s overlay', (overlay) => {
+    const { resources, error } = rendered.get(overlay)!;
+    expect(error).toBeUndefined();
+    expect(resources.length).toBeGreaterThan(10);
+  });
+
+  it('the base lists every manifest but the example secret; each overlay applies it in namespace licensing, no Secret', () => {
+    const base: Yaml = resourcesByFile.get('base/kustomization.yaml')?.[0]?.doc ?? {};
+    expect(base.kind).toBe('Kustomization');
+    expect(base.namespace).toBe(NAMESPACE);
+    const expected = k8sFiles
+      .filter(
+        (f) =>
+          f.startsWith('base/') && !f.endsWith('kustomization.yaml') && !f.endsWith('secret.example.yaml'),
+      )
+      .map((f) => f.slice('base/'.length));
+    expect([...(base.resources as string[])].sort()).toEqual(expected);
     expect(secretExample?.metadata?.name).toBeDefined();
-    for (const { file, doc } of applied) {
-      expect([file, doc.kind, doc.metadata?.namespace ?? NAMESPACE]).toEqual([file, doc.kind, NAMESPACE]);
+    for (const overlay of OVERLAYS) {
+      const { resources } = rendered.get(overlay)!;
+      expect([overlay, ofKind('Secret', resources)]).toEqual([overlay, []]);
+      for (const { doc } of resources) {
+        const namespace = doc.kind === 'Namespace' ? doc.metadata.name : doc.metadata?.namespace;
+        expect([overlay, doc.kind, doc.metadata?.name, namespace]).toEqual([
+          overlay,
+          doc.kind,
+          doc.metadata?.name,
+          NAMESPACE,
+        ]);
+      }
     }
+  });
+
+  it.each(OVERLAYS)(
+    'every object the %s overlay renders is valid against the Kubernetes schemas',
+    (overlay) => {
+      const problems: string[] = [];
+      for (const { doc } of rendered.get(overlay)!.resources) {
+        const problem = schemaProblem(doc);
+        if (problem) problems.push(`${doc.kind}/${doc.metadata?.name}: ${problem}`);
+      }
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it('the dev overlay runs one replica of everything; prod at least two, three gateways, streams at 3 replicas on 3 NATS nodes', () => {
+    const dev = rendered.get('dev')!.resources;
+    for (const { doc } of ofKind('Deployment', dev))
+      expect([doc.metadata.name, doc.spec.replicas]).toEqual([doc.metadata.name, 1]);
+    for (const { doc } of deployments)
+      expect([doc.metadata.name, doc.spec.replicas >= 2]).toEqual([doc.metadata.name, true]);
+    expect(deployments.find((d) => d.doc.metadata.name === 'gateway')?.doc.spec.replicas).toBe(3);
+    const config = configMaps.get('licensing-config')!;
+    expect(config.JETSTREAM_REPLICAS).toBe('3');
+    expect(config.NATS_URL.split(',')).toHaveLength(3);
+    expect(String(containerOf(deployments[0]!.doc).image)).toMatch(
+      /^registry\.example\.com\/licensing-platform:\d/,
+    );
   });
 
   it('labels every resource name / part-of / component', () => {
@@ -646,7 +780,7 @@ describe('k8s/', () => {
       const pod = doc.spec.template;
       const container = containerOf(doc);
       expect([name, labelsMatch(doc.spec.selector?.matchLabels, pod.metadata?.labels)]).toEqual([name, true]);
-      expect([name, String(container.image).split(':')[0]]).toEqual([name, IMAGE]);
+      expect([name, String(container.image).split(':')[0]!.split('/').at(-1)]).toEqual([name, IMAGE]);
       expect([name, doc.spec.replicas >= 2]).toEqual([name, true]);
       expect([name, pod.spec.terminationGracePeriodSeconds]).toEqual([name, 30]);
       for (const bound of ['requests', 'limits']) {
@@ -675,7 +809,7 @@ describe('k8s/', () => {
     }
   });
 
-  it('Deployments: startup, readiness (/readyz) and liveness (/healthz) probes on the port the service listens on', () => {
+  it('Deployments: startup, readiness (/health/ready) and liveness (/health/live) probes on the port the service listens on', () => {
     const problems: string[] = [];
     for (const { doc } of deployments) {
       const container = containerOf(doc);
@@ -688,9 +822,9 @@ describe('k8s/', () => {
         continue;
       }
       const probes: Array<[string, string]> = [
-        ['readinessProbe', '/readyz'],
-        ['livenessProbe', '/healthz'],
-        ['startupProbe', '/healthz'],
+        ['readinessProbe', '/health/ready'],
+        ['livenessProbe', '/health/live'],
+        ['startupProbe', '/health/live'],
       ];
       for (const [probe, probePath] of probes) {
         const get = container[probe]?.httpGet;
@@ -771,37 +905,90 @@ describe('k8s/', () => {
     ).toBe(3000);
   });
 
-  it('each Deployment has a PodDisruptionBudget (minAvailable 1); the gateway an HPA (CPU 70 %, 2..10)', () => {
+  it('each Deployment has a PodDisruptionBudget (one pod at a time), an HPA on CPU (70 %), a preStop pause and zone and node spread', () => {
     const budgets = ofKind('PodDisruptionBudget');
+    const autoscalers = ofKind('HorizontalPodAutoscaler');
     for (const { doc } of deployments) {
+      const name = doc.metadata.name;
       const pdb = budgets.find((b) =>
         labelsMatch(b.doc.spec?.selector?.matchLabels, doc.spec.template.metadata.labels),
       );
-      expect([doc.metadata.name, pdb?.doc.spec.minAvailable]).toEqual([doc.metadata.name, 1]);
+      expect([name, pdb?.doc.spec.maxUnavailable ?? pdb?.doc.spec.minAvailable]).toEqual([name, 1]);
+      const hpa = autoscalers.find((h) => h.doc.spec.scaleTargetRef.name === name)?.doc;
+      expect([
+        name,
+        hpa?.spec.scaleTargetRef.kind,
+        hpa?.spec.minReplicas >= 2,
+        hpa?.spec.maxReplicas > hpa?.spec.minReplicas,
+      ]).toEqual([name, 'Deployment', true, true]);
+      expect([name, hpa?.spec.metrics]).toEqual([
+        name,
+        [
+          {
+            type: 'Resource',
+            resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } },
+          },
+        ],
+      ]);
+      expect([name, containerOf(doc).lifecycle?.preStop?.exec?.command?.[0]]).toEqual([name, 'sleep']);
+      const spread = (doc.spec.template.spec.topologySpreadConstraints ?? []).map((c: Yaml) => c.topologyKey);
+      expect([name, spread]).toEqual([name, ['topology.kubernetes.io/zone', 'kubernetes.io/hostname']]);
     }
-    const deploymentNames = new Set(deployments.map((d) => d.doc.metadata.name));
-    for (const { doc } of ofKind('HorizontalPodAutoscaler')) {
+  });
+
+  it('NetworkPolicies: ingress denied by default; only the gateway admits traffic from outside (the ingress controller), Prometheus may scrape', () => {
+    const policies = ofKind('NetworkPolicy').map((r) => r.doc);
+    const denyAll = policies.find(
+      (p) =>
+        Object.keys(p.spec.podSelector ?? {}).length === 0 &&
+        p.spec.policyTypes.includes('Ingress') &&
+        !p.spec.ingress,
+    );
+    expect(denyAll).toBeDefined();
+    const monitoring = (from: Yaml) =>
+      from.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'monitoring';
+    for (const policy of policies) {
+      for (const rule of policy.spec.ingress ?? []) {
+        if ((rule.from ?? []).every(monitoring)) continue;
+        // Anything else admitted from outside the platform is for the gateway's HTTP port alone.
+        expect([
+          policy.metadata.name,
+          policy.spec.podSelector.matchLabels?.['app.kubernetes.io/name'],
+        ]).toEqual([policy.metadata.name, 'gateway']);
+        expect(rule.ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
+      }
+    }
+  });
+
+  it('a ServiceMonitor scrapes /metrics on a port every Service has (the gateway http, the services health)', () => {
+    const [monitor] = ofKind('ServiceMonitor');
+    expect(monitor).toBeDefined();
+    const ports = new Set(monitor!.doc.spec.endpoints.map((e: Yaml) => e.port as string));
+    for (const endpoint of monitor!.doc.spec.endpoints) expect(endpoint.path).toBe('/metrics');
+    for (const { doc } of ofKind('Service')) {
       expect([
         doc.metadata.name,
-        doc.spec.scaleTargetRef.kind,
-        deploymentNames.has(doc.spec.scaleTargetRef.name),
-      ]).toEqual([doc.metadata.name, 'Deployment', true]);
+        labelsMatch(monitor!.doc.spec.selector.matchLabels, doc.metadata.labels),
+      ]).toEqual([doc.metadata.name, true]);
+      expect([doc.metadata.name, doc.spec.ports.some((p: Yaml) => ports.has(p.name))]).toEqual([
+        doc.metadata.name,
+        true,
+      ]);
     }
-    const gatewayDeployment = deployments.find((d) => serviceOfDeployment(d.doc) === 'gateway')?.doc.metadata
-      .name;
-    const hpa = ofKind('HorizontalPodAutoscaler').find(
-      (h) => h.doc.spec.scaleTargetRef.name === gatewayDeployment,
-    )?.doc;
-    expect(hpa?.spec).toMatchObject({
-      minReplicas: 2,
-      maxReplicas: 10,
-      metrics: [
-        {
-          type: 'Resource',
-          resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } },
-        },
-      ],
-    });
+  });
+
+  it('the Ingress exposes neither /metrics nor the probes', () => {
+    for (const { doc } of ofKind('Ingress')) {
+      for (const rule of doc.spec.rules ?? []) {
+        for (const route of rule.http?.paths ?? []) {
+          for (const hidden of ['/metrics', '/health/ready', '/healthz', '/readyz']) {
+            const exposed =
+              route.pathType === 'Exact' ? route.path === hidden : hidden.startsWith(route.path);
+            expect([route.path, hidden, exposed]).toEqual([route.path, hidden, false]);
+          }
+        }
+      }
+    }
   });
 
   it('the Ingress routes to a Service port that exists', () => {

@@ -28,6 +28,7 @@ export class AnalyticsServiceModule {
           natsUrl: config.NATS_URL,
           namespace: config.BUS_NAMESPACE,
           timeoutMs: config.BUS_TIMEOUT_MS,
+          streamReplicas: config.JETSTREAM_REPLICAS,
           name: 'analytics-service',
         }),
         ReportsModule,

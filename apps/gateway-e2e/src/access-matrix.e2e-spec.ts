@@ -32,6 +32,8 @@ const PUBLIC = 'public';
 const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'GET /healthz': PUBLIC,
   'GET /readyz': PUBLIC,
+  'GET /health/live': PUBLIC,
+  'GET /health/ready': PUBLIC,
 
   'GET /products': ['admin', 'read'],
   'POST /products': ['admin'],
@@ -117,6 +119,8 @@ interface World {
 const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 'method'>>> = {
   'GET /healthz': async () => ({ path: '/healthz' }),
   'GET /readyz': async () => ({ path: '/readyz' }),
+  'GET /health/live': async () => ({ path: '/health/live' }),
+  'GET /health/ready': async () => ({ path: '/health/ready' }),
 
   'GET /products': async () => ({ path: '/products' }),
   'POST /products': async (w) => ({
@@ -226,6 +230,8 @@ const noneOfA = (member: string, ids: (w: World) => string[]) => (response: ApiR
 const TENANCY: Record<RouteKey, Tenancy> = {
   'GET /healthz': { none: 'a public probe that names no resource' },
   'GET /readyz': { none: 'a public probe that names no resource' },
+  'GET /health/live': { none: 'a public probe that names no resource' },
+  'GET /health/ready': { none: 'a public probe that names no resource' },
 
   'GET /products': {
     call: () => ({ method: 'GET', path: '/products?per_page=100' }),

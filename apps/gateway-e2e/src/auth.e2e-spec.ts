@@ -113,14 +113,16 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       expectUnauthorized(await stack.anonymous.request('PATCH', '/api/v1/products'));
     });
 
-    it('serves the /healthz and /readyz probes without an API key, and with one', async () => {
-      for (const path of ['/healthz', '/readyz']) {
+    it('serves the probes (and their older names) without an API key, and with one', async () => {
+      const ready = { status: 'ok', checks: { nats: 'up', database: 'up', redis: 'up' } };
+      for (const [path, body] of [
+        ['/health/live', { status: 'ok' }],
+        ['/healthz', { status: 'ok' }],
+        ['/health/ready', ready],
+        ['/readyz', ready],
+      ] as const) {
         const anonymous = await stack.anonymous.get(path);
-        expect({ path, status: anonymous.status, body: anonymous.body }).toEqual({
-          path,
-          status: 200,
-          body: { status: 'ok' },
-        });
+        expect({ path, status: anonymous.status, body: anonymous.body }).toEqual({ path, status: 200, body });
         const withKey = await org.api.get(path);
         expect({ path, status: withKey.status }).toEqual({ path, status: 200 });
       }
@@ -145,6 +147,8 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
         '/docs/../api/v1/licenses',
         '/docs/%2e%2e/api/v1/licenses',
         '/healthz/../api/v1/licenses',
+        '/health/live/../../api/v1/licenses',
+        '/metrics/../api/v1/licenses',
         '/readyz/..%2fapi%2fv1%2flicenses',
         '/openapi.json/../api/v1/api-keys',
         '/docs/../../api/v1/products',

@@ -503,7 +503,15 @@ describe('no secrets at rest or in logs; constant-time key handling; security he
     });
 
     it('puts nosniff on the public probes and documents', async () => {
-      for (const path of ['/healthz', '/readyz', '/openapi.json', '/openapi.yaml', '/docs']) {
+      for (const path of [
+        '/health/live',
+        '/health/ready',
+        '/healthz',
+        '/readyz',
+        '/openapi.json',
+        '/openapi.yaml',
+        '/docs',
+      ]) {
         const response = await stack.anonymous.get(path);
         expect({ path, status: response.status }).toEqual({ path, status: 200 });
         expectHeaders(path, response, false);

@@ -43,6 +43,7 @@ export class GatewayModule {
           natsUrl: config.NATS_URL,
           namespace: config.BUS_NAMESPACE,
           timeoutMs: config.BUS_TIMEOUT_MS,
+          streamReplicas: config.JETSTREAM_REPLICAS,
           name: 'gateway',
         }),
         IdentityModule,

@@ -7,6 +7,8 @@ import { DataSource } from 'typeorm';
 import { ensureDatabase, migrate } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { NestPinoLogger, createLogger } from '@licensing/shared/logging';
+import { Readiness } from '@licensing/shared/messaging';
+import { measureHttpRequests, serveMetrics } from '@licensing/shared/metrics';
 import { GATEWAY_SCHEMA, GatewayModule } from './app.module';
 import { GatewayConfig } from './config';
 import { registerDirectRoutes } from './http/direct-routes';
@@ -50,11 +52,14 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
     bodyParser: false,
   });
   app.enableShutdownHooks();
+  app.get(Readiness).setDrainDelay(config.READINESS_DRAIN_MS);
 
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  measureHttpRequests(fastify);
+  serveMetrics(fastify);
   registerSecurityHeaders(fastify);
   registerAuthentication(fastify, app.get(ApiKeysService));
   if (config.RATE_LIMIT_ENABLED) registerRateLimits(fastify, app.get(RateLimitService));

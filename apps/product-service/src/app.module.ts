@@ -27,6 +27,7 @@ export class ProductServiceModule {
           natsUrl: config.NATS_URL,
           namespace: config.BUS_NAMESPACE,
           timeoutMs: config.BUS_TIMEOUT_MS,
+          streamReplicas: config.JETSTREAM_REPLICAS,
           name: 'product-service',
         }),
         EventsModule,

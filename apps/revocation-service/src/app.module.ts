@@ -14,6 +14,7 @@ export class RevocationServiceModule {
           natsUrl: config.NATS_URL,
           namespace: config.BUS_NAMESPACE,
           timeoutMs: config.BUS_TIMEOUT_MS,
+          streamReplicas: config.JETSTREAM_REPLICAS,
           name: 'revocation-service',
         }),
         CacheModule.forRoot({

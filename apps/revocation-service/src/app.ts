@@ -14,7 +14,7 @@ export async function startRevocationService(config: RevocationServiceConfig): P
     config,
     beforeListen: async (app) => {
       const bus = app.get(BusClient);
-      await ensureStream(bus.connection(), bus.namespace, Streams.syncReports);
+      await ensureStream(bus.connection(), bus.namespace, Streams.syncReports, bus.streamReplicas);
     },
   });
 }

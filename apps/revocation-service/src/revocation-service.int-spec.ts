@@ -276,7 +276,7 @@ describe('revocation service', () => {
     }
   });
 
-  it('is ready without Redis, answers from the license service, and refuses a write-through', async () => {
+  it('without Redis answers from the license service and refuses a write-through, but is not ready until it reaches Redis', async () => {
     // A second instance on a namespace of its own, whose Redis is a port nothing listens on.
     const offline = uniqueNamespace();
     const offlinePeer = (await ScriptedPeer.connect(offline)).on(
@@ -292,8 +292,13 @@ describe('revocation service', () => {
     try {
       const address = offlineApp.getHttpServer().address();
       const base = `http://127.0.0.1:${(address as { port: number }).port}`;
-      expect((await fetch(`${base}/healthz`)).status).toBe(200);
-      expect((await fetch(`${base}/readyz`)).status).toBe(200);
+      expect((await fetch(`${base}/health/live`)).status).toBe(200);
+      // A replica that never reached its Redis is misconfigured: unready, so a rollout stops there.
+      const ready = await fetch(`${base}/health/ready`);
+      expect({ status: ready.status, body: await ready.json() }).toMatchObject({
+        status: 503,
+        body: { message: 'redis unavailable' },
+      });
 
       const entry = status({ status: 'revoked', revoked_at: new Date().toISOString() });
       const started = Date.now();

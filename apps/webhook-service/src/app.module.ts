@@ -32,6 +32,7 @@ export class WebhookServiceModule {
           natsUrl: config.NATS_URL,
           namespace: config.BUS_NAMESPACE,
           timeoutMs: config.BUS_TIMEOUT_MS,
+          streamReplicas: config.JETSTREAM_REPLICAS,
           name: 'webhook-service',
         }),
         EventsModule,

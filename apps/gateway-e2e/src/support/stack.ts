@@ -29,6 +29,8 @@ export interface TestStack {
   /** Unauthenticated. */
   anonymous: ApiClient;
   newOrganization(): Promise<TestOrganization>;
+  /** The running service of that name (its health port is its HTTP server's). */
+  service(name: string): INestApplication;
   /** Stops one service, as a crash or a deploy would (`'analytics-service'`, say); the rest keep running. */
   stopService(name: string): Promise<void>;
   /** Starts a stopped service again, with the same settings. */
@@ -79,6 +81,11 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         adminKey: created.adminKey.key,
         api: new ApiClient(baseUrl, created.adminKey.key),
       };
+    },
+    service(name) {
+      const service = services.get(name);
+      if (!service) throw new Error(`${name} is not running`);
+      return service;
     },
     async stopService(name) {
       const service = services.get(name);

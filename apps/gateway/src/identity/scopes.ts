@@ -29,7 +29,7 @@ export class ScopesGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    // The Kubernetes probes (/healthz, /readyz) are Nest routes that authentication skips on purpose.
+    // The Kubernetes probes (/health/live, /health/ready and their older names) are Nest routes that authentication skips on purpose.
     if (isPublicPath(request.url)) return true;
     assertScopes(
       request.auth,

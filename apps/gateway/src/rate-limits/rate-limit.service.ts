@@ -113,6 +113,11 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
+  /** Whether the Redis connection is up now (the readiness probe reports it). */
+  get isConnected(): boolean {
+    return this.redis.status === 'ready';
+  }
+
   /** Boot does not wait for Redis: requests are served without it. */
   async onModuleInit(): Promise<void> {
     await this.redis.connect().catch((error: unknown) => this.warn('connect', error));

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { Readiness } from '@licensing/shared/messaging';
 import { OrganizationLimitsService } from './organization-limits.service';
 import { RateLimitService } from './rate-limit.service';
 
@@ -7,4 +8,8 @@ import { RateLimitService } from './rate-limit.service';
   providers: [OrganizationLimitsService, RateLimitService],
   exports: [OrganizationLimitsService, RateLimitService],
 })
-export class RateLimitsModule {}
+export class RateLimitsModule {
+  constructor(readiness: Readiness, rateLimits: RateLimitService) {
+    readiness.add({ name: 'redis', kind: 'degradable', isUp: () => rateLimits.isConnected });
+  }
+}

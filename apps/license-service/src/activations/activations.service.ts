@@ -16,6 +16,7 @@ import {
 import { pageWindow } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
+import { Metrics } from '@licensing/shared/metrics';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { LicenseSigner } from '../licenses/license-signer.service';
 import { LicenseEntity } from '../licenses/license.entity';
@@ -36,7 +37,13 @@ export class ActivationsService {
     private readonly signer: LicenseSigner,
   ) {}
 
-  create(orgId: string, dto: CreateActivationDto): Promise<ActivationCreatedReply> {
+  async create(orgId: string, dto: CreateActivationDto): Promise<ActivationCreatedReply> {
+    const reply = await this.createInTransaction(orgId, dto);
+    if (reply.created) Metrics.activationsCreated.inc();
+    return reply;
+  }
+
+  private createInTransaction(orgId: string, dto: CreateActivationDto): Promise<ActivationCreatedReply> {
     return this.dataSource.transaction(async (manager) => {
       const now = new Date();
       const license = await this.lockLicense(manager, orgId, dto);

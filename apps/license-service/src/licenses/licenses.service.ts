@@ -16,6 +16,7 @@ import {
 import { generateSerial } from '@licensing/license-format';
 import { isUniqueViolation, pageWindow } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
+import { Metrics } from '@licensing/shared/metrics';
 import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
 import { BusClient } from '@licensing/shared/messaging';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
@@ -43,7 +44,9 @@ export class LicensesService {
   async create(orgId: string, dto: CreateLicenseDto): Promise<LicenseView> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.issue(orgId, dto);
+        const license = await this.issue(orgId, dto);
+        Metrics.licensesCreated.inc();
+        return license;
       } catch (error) {
         if (!isUniqueViolation(error, 'uq_licenses_serial') || attempt === SERIAL_ATTEMPTS) throw error;
       }

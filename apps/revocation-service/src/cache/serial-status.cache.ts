@@ -149,6 +149,11 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
+  /** Whether the Redis connection is up now (the readiness probe reports it). */
+  get isConnected(): boolean {
+    return this.redis.status === 'ready';
+  }
+
   /** Boot does not wait for Redis: the service answers correctly without it. */
   async onModuleInit(): Promise<void> {
     await this.redis.connect().catch((error: unknown) => this.warn('connect', error));

@@ -14,6 +14,7 @@ import {
 } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
 import { BusClient } from '@licensing/shared/messaging';
+import { Metrics } from '@licensing/shared/metrics';
 import { SerialStatusesService } from './serial-statuses.service';
 
 const SYNC_MESSAGES: Record<SyncStatus, string> = {
@@ -88,6 +89,7 @@ export class RevocationService {
       this.logger.warn({ msg: 'sync report not stored', report_id: record.report_id, err: String(error) });
       throw new DomainError('unavailable', 'The report could not be stored; retry later');
     }
+    Metrics.syncs.inc({ status });
     return { status, message, server_time: serverTime };
   }
 }

@@ -1,6 +1,11 @@
 import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
 import { SerialStatus, Messages } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
+import { Metrics } from '@licensing/shared/metrics';
+
+const hits = Metrics.revocationCacheLookups.labels('hit');
+const missCount = Metrics.revocationCacheLookups.labels('miss');
+const unavailable = Metrics.revocationCacheLookups.labels('unavailable');
 import { SerialStatusCache } from '../cache/serial-status.cache';
 
 /**
@@ -26,10 +31,13 @@ export class SerialStatusesService implements BeforeApplicationShutdown {
       const cached = await this.cache.getMany(serials);
       for (const hit of cached.hits) found.set(hit.serial, hit);
       misses = cached.misses;
+      hits.inc(serials.length - misses.length);
+      missCount.inc(misses.length);
     } catch {
       // Logged by the cache; fall through to the license service for the whole batch.
       cacheUp = false;
       misses = serials;
+      unavailable.inc(serials.length);
     }
     if (misses.length === 0) return found;
 

@@ -1,11 +1,15 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { MasterKeyVault } from '@licensing/shared/crypto';
+import { Metrics } from '@licensing/shared/metrics';
 import { WEBHOOK_CONFIG, WebhookServiceConfig } from '../config';
 import { RetrySchedule, retryDelayMs } from '../delivery/backoff';
 import { Resolver } from '../delivery/destination';
 import { signatureHeader } from '../delivery/signature';
 import { sendWebhook } from '../delivery/webhook-sender';
 import { ClaimedDelivery, DeliveriesRepository } from './deliveries.repository';
+
+const delivered = Metrics.webhookDeliveries.labels('delivered');
+const failed = Metrics.webhookDeliveries.labels('failed');
 
 export const USER_AGENT = 'Licensing-Platform-Webhooks/1.0';
 /** Beyond the attempt's own deadline, how long (at most) a claim stays with the worker that made it. */
@@ -159,6 +163,7 @@ export class DeliveryWorker implements OnApplicationShutdown {
       },
       { allowPrivateNetworks: this.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS, resolve: this.resolve },
     );
+    (result.delivered ? delivered : failed).inc();
     const retryInMs = result.delivered ? undefined : retryDelayMs(delivery.round_attempts, this.schedule);
     const log = {
       delivery_id: delivery.id,

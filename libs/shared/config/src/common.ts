@@ -20,6 +20,18 @@ export const commonEnv = {
     min: 100,
     description: 'How long a bus request waits for a reply',
   }),
+  JETSTREAM_REPLICAS: env.int({
+    default: 1,
+    min: 1,
+    max: 5,
+    description: 'Replicas of each JetStream stream the services create (3 on a 3-node NATS cluster)',
+  }),
+  READINESS_DRAIN_MS: env.int({
+    default: 0,
+    min: 0,
+    description:
+      'On SIGTERM, how long the process keeps serving while answering 503 to its readiness probe, before it drains',
+  }),
   SHUTDOWN_GRACE_MS: env.int({
     default: 2000,
     min: 0,
@@ -57,7 +69,7 @@ export function healthEnv(defaultPort: number) {
       default: defaultPort,
       min: 0,
       max: 65535,
-      description: 'Port of /healthz and /readyz',
+      description: 'Port of the probes (/health/live, /health/ready) and /metrics',
     }),
   };
 }

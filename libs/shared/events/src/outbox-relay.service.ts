@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Streams } from '@licensing/contracts';
 import { BusClient, ensureStream } from '@licensing/shared/messaging';
+import { Metrics } from '@licensing/shared/metrics';
 import { OutboxEventEntity } from './outbox-event.entity';
 import { outboxChannel } from './outbox-signal';
 
@@ -33,6 +34,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private signalled = false;
   private listener?: Client;
   private relisten?: NodeJS.Timeout;
+  private unmeasure?: () => void;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -41,14 +43,20 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   async onApplicationBootstrap(): Promise<void> {
     // Both streams the outbox feeds must exist before its first publication.
-    await ensureStream(this.bus.connection(), this.bus.namespace, Streams.events);
-    await ensureStream(this.bus.connection(), this.bus.namespace, Streams.audit);
+    await ensureStream(this.bus.connection(), this.bus.namespace, Streams.events, this.bus.streamReplicas);
+    await ensureStream(this.bus.connection(), this.bus.namespace, Streams.audit, this.bus.streamReplicas);
     this.running = true;
     await this.listen();
     this.loop = this.run();
+    // The backlog on /metrics: one count of the outbox at scrape time (normally a handful of rows).
+    const labels = { schema: String((this.dataSource.options as { schema?: string }).schema) };
+    this.unmeasure = Metrics.outboxBacklog.addSource(async (sample) =>
+      sample(labels, await this.dataSource.getRepository(OutboxEventEntity).count()),
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.unmeasure?.();
     this.running = false;
     clearTimeout(this.relisten);
     this.wake?.();

@@ -14,6 +14,7 @@ import {
 import { BroadcastDefinition, MessageDefinition } from '@licensing/contracts';
 import { DomainError, toDomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
+import { Metrics } from '@licensing/shared/metrics';
 import { BusEnvelope } from './envelope';
 import { ReplyInbox } from './reply-inbox';
 import { namespaced } from './subjects';
@@ -33,6 +34,8 @@ export interface BusClientOptions {
   namespace: string;
   timeoutMs: number;
   name: string;
+  /** Replicas of the JetStream streams this process creates (JETSTREAM_REPLICAS); 1 by default. */
+  streamReplicas?: number;
 }
 
 /**
@@ -93,6 +96,21 @@ export class BusClient implements OnApplicationShutdown {
    * once (no responders) instead of waiting for the timeout.
    */
   async send<Request, Reply>(message: MessageDefinition<Request, Reply>, data: Request): Promise<Reply> {
+    const started = performance.now();
+    try {
+      const reply = await this.request(message, data);
+      observeBusRequest(message.subject, 'ok', started);
+      return reply;
+    } catch (error) {
+      observeBusRequest(message.subject, error instanceof DomainError ? error.code : 'error', started);
+      throw error;
+    }
+  }
+
+  private async request<Request, Reply>(
+    message: MessageDefinition<Request, Reply>,
+    data: Request,
+  ): Promise<Reply> {
     const { subject } = message;
     if (!this.connected) {
       throw new DomainError('unavailable', 'The message bus is unreachable; retry later');
@@ -167,6 +185,11 @@ export class BusClient implements OnApplicationShutdown {
     return this.options.namespace;
   }
 
+  /** How many copies of each message the JetStream streams this process creates keep. */
+  get streamReplicas(): number {
+    return this.options.streamReplicas ?? 1;
+  }
+
   /** The underlying NATS connection, for JetStream consumers. */
   connection(): NatsConnection {
     if (!this.nats) throw new Error('BusClient used before connect()');
@@ -194,3 +217,6 @@ export class BusClient implements OnApplicationShutdown {
     if (this.nats && !this.nats.isClosed()) await this.nats.close();
   }
 }
+
+const observeBusRequest = (subject: string, outcome: string, started: number): void =>
+  Metrics.busRequestDuration.observe({ subject, outcome }, (performance.now() - started) / 1000);

@@ -2,8 +2,10 @@ import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LevelWithSilent, Logger, NestPinoLogger, createLogger } from '@licensing/shared/logging';
+import { serveMetrics } from '@licensing/shared/metrics';
 import { directHandlers } from './direct-dispatch';
 import { NamespacedNatsServer } from './nats-server';
+import { Readiness } from './readiness';
 
 /** The settings every bus service reads from its environment (commonEnv, HOST, HEALTH_PORT). */
 export interface BusServiceConfig {
@@ -11,6 +13,8 @@ export interface BusServiceConfig {
   BUS_NAMESPACE: string;
   HOST: string;
   HEALTH_PORT: number;
+  /** On shutdown, how long the process stays up unready before it drains. */
+  READINESS_DRAIN_MS?: number;
   /** After unsubscribing on shutdown, how long in-flight messages get to finish. */
   SHUTDOWN_GRACE_MS: number;
   LOG_LEVEL: LevelWithSilent;
@@ -45,6 +49,7 @@ export async function startBusService(
     abortOnError: false,
   });
   app.enableShutdownHooks();
+  readinessOf(app)?.setDrainDelay(config.READINESS_DRAIN_MS ?? 0);
   const server = new NamespacedNatsServer(config.BUS_NAMESPACE, {
     servers: config.NATS_URL.split(','),
     queue: name,
@@ -60,10 +65,20 @@ export async function startBusService(
     await app.close();
     throw error;
   }
+  serveMetrics(app.getHttpAdapter().getInstance());
   await options.beforeInit?.(app);
   await app.init();
   await options.beforeListen?.(app);
   await app.startAllMicroservices();
   await app.listen(config.HEALTH_PORT, config.HOST);
   return app;
+}
+
+/** The app's Readiness, when its module imports BusModule (a bare test module may not). */
+function readinessOf(app: INestApplication): Readiness | undefined {
+  try {
+    return app.get(Readiness);
+  } catch {
+    return undefined;
+  }
 }

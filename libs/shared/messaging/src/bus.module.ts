@@ -1,10 +1,11 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { BusClient, BusClientOptions } from './bus-client';
 import { HealthController } from './health.controller';
+import { Readiness } from './readiness';
 
 /**
  * Provides the one BusClient of a process, connected before the app starts serving, and the
- * process's health probes (`/healthz`, `/readyz`).
+ * process's health probes (`/health/live`, `/health/ready`) with the `Readiness` they answer from.
  */
 @Global()
 @Module({})
@@ -14,6 +15,7 @@ export class BusModule {
       module: BusModule,
       controllers: [HealthController],
       providers: [
+        Readiness,
         {
           provide: BusClient,
           useFactory: async () => {
@@ -23,7 +25,7 @@ export class BusModule {
           },
         },
       ],
-      exports: [BusClient],
+      exports: [BusClient, Readiness],
     };
   }
 }

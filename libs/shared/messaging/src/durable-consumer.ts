@@ -10,6 +10,7 @@ import {
   nanos,
 } from 'nats';
 import { Streams } from '@licensing/contracts';
+import { Metrics } from '@licensing/shared/metrics';
 import { BusClient } from './bus-client';
 import { deadLetter } from './dead-letter';
 import { StreamDefinition, ensureStream, streamName } from './jetstream';
@@ -96,6 +97,7 @@ export class DurableConsumer<T> {
   private loop?: Promise<void>;
   private fetching?: ConsumerMessages;
   private wake?: () => void;
+  private unmeasure?: () => void;
   /** Messages set aside since start, for an operator's metrics; the dead-letter stream holds them all. */
   deadLettered = 0;
 
@@ -114,6 +116,7 @@ export class DurableConsumer<T> {
     if (this.running) return;
     const consumer = await this.bind();
     this.running = true;
+    this.measure();
     this.loop = this.run(consumer);
   }
 
@@ -121,10 +124,18 @@ export class DurableConsumer<T> {
   startInBackground(): void {
     if (this.running) return;
     this.running = true;
+    this.measure();
     this.loop = this.run(undefined);
   }
 
+  /** The consumer's lag on /metrics, read from JetStream at scrape time. */
+  private measure(): void {
+    const labels = { stream: this.spec.stream.name, durable: this.spec.durable };
+    this.unmeasure = Metrics.consumerLag.addSource(async (sample) => sample(labels, await this.lag()));
+  }
+
   async stop(): Promise<void> {
+    this.unmeasure?.();
     this.running = false;
     this.fetching?.stop();
     this.wake?.();
@@ -164,8 +175,13 @@ export class DurableConsumer<T> {
 
   private async bind(): Promise<Consumer> {
     const connection = this.bus.connection();
-    const { name: stream, manager } = await ensureStream(connection, this.bus.namespace, this.spec.stream);
-    await ensureStream(connection, this.bus.namespace, Streams.deadLetters);
+    const { name: stream, manager } = await ensureStream(
+      connection,
+      this.bus.namespace,
+      this.spec.stream,
+      this.bus.streamReplicas,
+    );
+    await ensureStream(connection, this.bus.namespace, Streams.deadLetters, this.bus.streamReplicas);
     await this.ensureConsumer(manager, stream);
     return connection.jetstream().consumers.get(stream, this.spec.durable);
   }
@@ -264,6 +280,7 @@ export class DurableConsumer<T> {
     try {
       await deadLetter(this.bus, message, this.spec.durable, reason);
       this.deadLettered += 1;
+      Metrics.deadLettered.inc({ durable: this.spec.durable });
       // warn, not error: the shared NestPinoLogger prints an object given to error() as "[object Object]".
       this.logger.warn({
         msg: 'message set aside in the dead-letter stream',

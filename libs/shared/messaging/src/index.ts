@@ -10,4 +10,5 @@ export * from './dead-letter';
 export * from './durable-consumer';
 export * from './decode-message';
 export * from './health.controller';
+export * from './readiness';
 export * from './direct-dispatch';

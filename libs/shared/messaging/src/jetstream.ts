@@ -18,13 +18,15 @@ const DAY_NS = nanos(24 * 3600 * 1000);
 
 /**
  * Creates the stream if it does not exist yet (both producers and consumers call this at boot, in
- * any order). File storage, kept for 7 days unless the definition says otherwise, and a 10-minute de-duplication window on
+ * any order), with `replicas` copies. File storage, kept for 7 days unless the definition says otherwise, and a 10-minute de-duplication window on
  * `Nats-Msg-Id`: a producer that crashes after publishing and publishes again is not counted twice.
  */
 export async function ensureStream(
   connection: NatsConnection,
   namespace: string,
   stream: StreamDefinition,
+  /** Copies JetStream keeps of each message (JETSTREAM_REPLICAS): 3 on a 3-node cluster, 1 on one server. */
+  replicas = 1,
 ): Promise<{ name: string; manager: JetStreamManager }> {
   const manager = await connection.jetstreamManager();
   const name = streamName(namespace, stream.name);
@@ -35,6 +37,7 @@ export async function ensureStream(
     retention: RetentionPolicy.Limits,
     max_age: (stream.maxAgeDays ?? 7) * DAY_NS,
     duplicate_window: nanos(10 * 60 * 1000),
+    num_replicas: replicas,
   };
   try {
     await manager.streams.info(name);
