@@ -191,7 +191,7 @@ function moveRequestExample(operation: OperationObject): void {
 function documentPayloadLimit(operation: OperationObject): void {
   const responses = operation.responses;
   if (!operation.requestBody || !responses?.['400'] || responses['413']) return;
-  const problem = responses['400'].content?.['application/json']?.schema;
+  const problem = Object.values(responses['400'].content ?? {})[0]?.schema;
   responses['413'] = {
     description: '`payload_too_large`: the body is larger than 1 MiB',
     content: {
@@ -209,12 +209,15 @@ function documentPayloadLimit(operation: OperationObject): void {
   };
 }
 
-/** Errors are sent as `application/problem+json`, which @nestjs/swagger cannot declare with a type. */
+/**
+ * Errors are sent as `application/problem+json`, which @nestjs/swagger cannot declare with a type
+ * (it gives them the route's media type: `application/json`, or a download's octet-stream).
+ */
 function declareProblemJson(operation: OperationObject): void {
   for (const [status, response] of Object.entries(operation.responses ?? {})) {
-    const json = response.content?.['application/json'];
-    if (Number(status) < 400 || !json) continue;
-    response.content = { 'application/problem+json': json };
+    const [media] = Object.values(response.content ?? {});
+    if (Number(status) < 400 || !media) continue;
+    response.content = { 'application/problem+json': media };
   }
 }
 
