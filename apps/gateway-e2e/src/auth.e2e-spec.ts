@@ -617,6 +617,22 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       );
     });
 
+    it('answers GET / without a key: an index of where the API, its documentation and its keys are', async () => {
+      const response = await stack.anonymous.get('/');
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        api: '/api/v1',
+        api_aliases: ['/v1'],
+        docs: '/docs',
+        openapi: '/openapi.json',
+        get_an_api_key: expect.stringContaining('npm run cli -- keys create'),
+      });
+      expect((await stack.anonymous.get(response.body.openapi)).status).toBe(200);
+      expect((await stack.anonymous.get(response.body.docs)).status).toBe(200);
+      // Only the index itself is public: what follows `/` is authenticated as before.
+      expect((await stack.anonymous.get('/api/v1/products')).status).toBe(401);
+    });
+
     it('serves /openapi.json even when a bad key is sent', async () => {
       const response = await stack.anonymous.get('/openapi.json', {
         authorization: `Bearer ${unknownKey()}`,
