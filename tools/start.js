@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm start`: compiles the workspace, then runs every service and the gateway as separate
-// processes on localhost, each applying its own migrations as it boots. Ctrl-C stops them all.
+// processes on localhost, each applying its own migrations as it boots, and says where it serves
+// once the gateway is ready. It stays in the foreground; Ctrl-C stops them all.
 const { spawn, spawnSync } = require('node:child_process');
 const path = require('node:path');
 const services = require('./services');
@@ -48,3 +49,29 @@ for (const service of services) {
 
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
+
+// Once the gateway answers, one line that says where everything is and how to get a key (the first
+// one is printed only on the first boot; later boots would otherwise say nothing).
+const port = process.env.PORT ?? '3000';
+const host = process.env.HOST && process.env.HOST !== '0.0.0.0' ? process.env.HOST : '127.0.0.1';
+const origin = `http://${host === '127.0.0.1' ? 'localhost' : host}:${port}`;
+const organization = process.env.BOOTSTRAP_DEFAULT_ORG === 'false' ? '<organization>' : 'default';
+
+async function announceWhenReady() {
+  const deadline = Date.now() + 120_000;
+  while (!stopping && Date.now() < deadline) {
+    try {
+      if ((await fetch(`http://${host}:${port}/readyz`)).ok) {
+        process.stdout.write(
+          `\nLicensing platform ready: API ${origin}/api/v1, docs ${origin}/docs, OpenAPI ${origin}/openapi.json; ` +
+            `an admin API key: npm run cli -- keys create --org ${organization}. Ctrl-C stops it.\n\n`,
+        );
+        return;
+      }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+void announceWhenReady();

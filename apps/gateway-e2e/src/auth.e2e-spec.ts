@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { ApiResponse } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
+import { servedPaths } from './support/routes';
 import { apiKeyWithScopes, createLicense, productWithKeyPair, uniqueCode } from './support/fixtures';
 
 const KEY = /^lk_[A-Za-z0-9_-]{43}$/;
@@ -533,7 +534,7 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
   });
 
   describe('OpenAPI', () => {
-    it('serves GET /openapi.json without authentication: an OpenAPI 3 document with every route under both prefixes', async () => {
+    it('serves GET /openapi.json without authentication: an OpenAPI 3 document with every route once, served under both prefixes', async () => {
       const response = await stack.anonymous.get('/openapi.json');
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/json/);
@@ -564,13 +565,19 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
         ['/api-keys', ['get', 'post']],
         ['/api-keys/{id}', ['delete']],
       ];
+      // Each route is listed once, under a server whose `prefix` variable names both prefixes.
+      expect(document.servers[0].variables.prefix.enum).toEqual(['api/v1', 'v1']);
+      const served = servedPaths(document);
       for (const prefix of ['/api/v1', '/v1']) {
         for (const [route, methods] of routes) {
           const path = `${prefix}${route}`;
-          expect({ path, present: path in document.paths }).toEqual({ path, present: true });
+          expect({ path, served: served.some((entry) => entry.path === path) }).toEqual({
+            path,
+            served: true,
+          });
           for (const method of methods) {
-            expect({ path, method, present: method in document.paths[path] }).toEqual({
-              path,
+            expect({ route, method, present: method in document.paths[route] }).toEqual({
+              route,
               method,
               present: true,
             });
@@ -595,11 +602,9 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       }
       const bodyRef = (path: string, method: string) =>
         document.paths[path][method].requestBody?.content?.['application/json']?.schema?.$ref;
-      for (const prefix of ['/api/v1', '/v1']) {
-        expect(bodyRef(`${prefix}/products`, 'post')).toBe('#/components/schemas/CreateProductDto');
-        expect(bodyRef(`${prefix}/licenses`, 'post')).toBe('#/components/schemas/CreateLicenseDto');
-        expect(bodyRef(`${prefix}/licenses/verify`, 'post')).toBe('#/components/schemas/VerifyLicenseDto');
-      }
+      expect(bodyRef('/products', 'post')).toBe('#/components/schemas/CreateProductDto');
+      expect(bodyRef('/licenses', 'post')).toBe('#/components/schemas/CreateLicenseDto');
+      expect(bodyRef('/licenses/verify', 'post')).toBe('#/components/schemas/VerifyLicenseDto');
       const createLicense = document.components.schemas.CreateLicenseDto;
       expect(createLicense.required).toEqual(['product_id']);
       expect(Object.keys(createLicense.properties)).toEqual(
@@ -614,6 +619,22 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
           'hardware_binding',
         ]),
       );
+    });
+
+    it('answers GET / without a key: an index of where the API, its documentation and its keys are', async () => {
+      const response = await stack.anonymous.get('/');
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        api: '/api/v1',
+        api_aliases: ['/v1'],
+        docs: '/docs',
+        openapi: '/openapi.json',
+        get_an_api_key: expect.stringContaining('npm run cli -- keys create'),
+      });
+      expect((await stack.anonymous.get(response.body.openapi)).status).toBe(200);
+      expect((await stack.anonymous.get(response.body.docs)).status).toBe(200);
+      // Only the index itself is public: what follows `/` is authenticated as before.
+      expect((await stack.anonymous.get('/api/v1/products')).status).toBe(401);
     });
 
     it('serves /openapi.json even when a bad key is sent', async () => {

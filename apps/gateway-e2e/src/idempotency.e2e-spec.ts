@@ -294,16 +294,10 @@ describe('idempotency keys on create routes', () => {
         (parameter: { name: string; in: string }) =>
           parameter.name === 'Idempotency-Key' && parameter.in === 'header',
       );
-    for (const path of [
-      '/api/v1/licenses',
-      '/api/v1/products',
-      '/api/v1/key-pairs',
-      '/v1/activations',
-      '/api/v1/api-keys',
-    ]) {
+    for (const path of ['/licenses', '/products', '/key-pairs', '/activations', '/api-keys', '/webhooks']) {
       expect([path, takesKey(path, 'post')]).toEqual([path, true]);
     }
-    expect(takesKey('/api/v1/licenses', 'get')).toBe(false);
-    expect(takesKey('/api/v1/licenses/verify', 'post')).toBe(false);
+    expect(takesKey('/licenses', 'get')).toBe(false);
+    expect(takesKey('/licenses/verify', 'post')).toBe(false);
   });
 });

@@ -12,6 +12,7 @@ import { measureHttpRequests, serveMetrics } from '@licensing/shared/metrics';
 import { GATEWAY_SCHEMA, GatewayModule } from './app.module';
 import { GatewayConfig } from './config';
 import { registerDirectRoutes } from './http/direct-routes';
+import { registerIndexRoute } from './http/index-route';
 import { toProblem } from './http/problem';
 import { sendProblem } from './http/problem.filter';
 import { assertWellFormed, decodeUtf8Body, findIllFormedInput } from './http/well-formed-input';
@@ -67,6 +68,7 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   parseJsonBodies(fastify);
   registerDirectRoutes(app);
   serveOpenApi(app);
+  registerIndexRoute(fastify);
 
   await migrate(app.get(DataSource), GATEWAY_SCHEMA);
   await app.init();
@@ -82,7 +84,8 @@ async function bootstrapDefaultOrganization(organizations: OrganizationsService)
   process.stdout.write(
     `\n  Created organization "default" (${created.id}).\n` +
       `  Its admin API key, shown only this once:\n\n    ${created.adminKey.key}\n\n` +
-      `  export LICENSING_API_KEY=${created.adminKey.key}\n\n`,
+      `  export LICENSING_API_KEY=${created.adminKey.key}\n\n` +
+      `  Another admin key later: npm run cli -- keys create --org default\n\n`,
   );
 }
 

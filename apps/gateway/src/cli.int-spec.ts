@@ -98,6 +98,73 @@ describe('npm run cli -- org', () => {
     expect(missing.text()).toMatch(/does not exist/);
   });
 
+  it('prints a new key of an existing organization, by name or id, with the scopes asked for', async () => {
+    const name = `Keys ${uniqueNamespace()}`;
+    const created = capture();
+    expect(await runCli(['org', 'create', name], created.stream, env)).toBe(0);
+    const id = /\(([0-9a-f-]{36})\)/.exec(created.text())![1]!;
+
+    const admin = capture();
+    expect(await runCli(['keys', 'create', '--org', name], admin.stream, env)).toBe(0);
+    const adminKey = /^(lk_[A-Za-z0-9_-]{43})$/m.exec(admin.text())?.[1];
+    expect(admin.text()).toContain(`of organization "${name}" (${id})`);
+    const client = capture();
+    expect(
+      await runCli(
+        ['keys', 'create', '--org', id, '--scopes', 'client', '--name', 'kiosk'],
+        client.stream,
+        env,
+      ),
+    ).toBe(0);
+    const clientKey = /^(lk_[A-Za-z0-9_-]{43})$/m.exec(client.text())?.[1];
+
+    const rows = await sqlRows(
+      `SELECT name, scopes, key_hash FROM identity.api_keys WHERE org_id = $1 ORDER BY created_at`,
+      [id],
+    );
+    expect(rows).toEqual([
+      expect.objectContaining({ scopes: ['admin'] }),
+      { name: 'admin (cli)', scopes: ['admin'], key_hash: hashApiKey(adminKey!) },
+      { name: 'kiosk', scopes: ['client'], key_hash: hashApiKey(clientKey!) },
+    ]);
+
+    const missing = capture();
+    expect(
+      await runCli(
+        ['keys', 'create', '--org', `Nobody ${uniqueNamespace()}`],
+        capture().stream,
+        env,
+        missing.stream,
+      ),
+    ).toBe(1);
+    expect(missing.text()).toMatch(/does not exist/);
+    expect(
+      await runCli(
+        ['keys', 'create', '--org', name, '--scopes', 'root'],
+        capture().stream,
+        env,
+        capture().stream,
+      ),
+    ).toBe(2);
+  });
+
+  it('answers --help for every command on stdout with exit status 0', async () => {
+    for (const argv of [
+      ['--help'],
+      ['-h'],
+      ['help'],
+      ['org', '--help'],
+      ['org', 'create', '--help'],
+      ['org', 'limits', '--help'],
+      ['keys', '--help'],
+      ['keys', 'create', '--help'],
+    ]) {
+      const out = capture();
+      expect({ argv, code: await runCli(argv, out.stream, env) }).toEqual({ argv, code: 0 });
+      expect(out.text()).toMatch(/usage: npm run cli --/);
+    }
+  });
+
   it('prints its usage for anything else', async () => {
     const err = capture();
     expect(await runCli(['org', 'delete', 'x'], capture().stream, env, err.stream)).toBe(2);

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { servedPaths } from './routes';
 
 /**
  * Request generators driven by the gateway's own OpenAPI document: every operation it lists, with
@@ -7,7 +8,7 @@ import fc from 'fast-check';
  */
 
 export interface SchemaObject {
-  type?: string;
+  type?: string | string[];
   format?: string;
   enum?: unknown[];
   items?: SchemaObject;
@@ -37,6 +38,7 @@ export interface Operation {
 }
 
 interface OpenApiDocument {
+  servers?: { url: string; variables?: Record<string, { enum?: string[]; default: string }> }[];
   paths: Record<string, Record<string, { parameters?: ParameterObject[]; requestBody?: any }>>;
   components?: { schemas?: Record<string, SchemaObject> };
 }
@@ -49,7 +51,13 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
     if (!schema || depth > 8) return schema;
     if (schema.$ref) return resolve(document.components?.schemas?.[schema.$ref.split('/').pop()!], depth + 1);
     if (schema.allOf?.length) return resolve(schema.allOf[0], depth + 1);
-    const resolved: SchemaObject = { ...schema };
+    // OpenAPI 3.1's nullable: `oneOf: [schema, {type: 'null'}]`, or `type: [type, 'null']`.
+    const notNull = schema.oneOf?.filter((option) => option.type !== 'null');
+    if (notNull?.length === 1) return resolve(notNull[0], depth + 1);
+    const resolved: SchemaObject = {
+      ...schema,
+      type: Array.isArray(schema.type) ? schema.type.find((type) => type !== 'null') : schema.type,
+    };
     if (schema.items) resolved.items = resolve(schema.items, depth + 1);
     if (schema.properties) {
       resolved.properties = Object.fromEntries(
@@ -58,8 +66,8 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
     }
     return resolved;
   };
-  return Object.entries(document.paths).flatMap(([path, item]) =>
-    Object.entries(item)
+  return servedPaths(document).flatMap(({ path, template }) =>
+    Object.entries(document.paths[template]!)
       .filter(([method]) => METHODS.includes(method))
       .map(([method, operation]) => ({
         method: method.toUpperCase(),

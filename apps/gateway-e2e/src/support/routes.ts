@@ -44,13 +44,40 @@ export function nestRoutes(app: INestApplication): RouteKey[] {
   return [...routes].sort();
 }
 
+interface OpenApiDocument {
+  servers?: { url: string; variables?: Record<string, { enum?: string[]; default: string }> }[];
+  paths: Record<string, Record<string, unknown> & { servers?: { url: string }[] }>;
+}
+
+/**
+ * Every path the document's operations are served at: each path under every value of the root
+ * server's variables (`/{prefix}` → `/api/v1/...` and `/v1/...`), or at the root for a path whose
+ * own server is `/` (the probes).
+ */
+export function servedPaths(document: OpenApiDocument): { path: string; template: string }[] {
+  const [server] = document.servers ?? [{ url: '' }];
+  let bases = [server!.url];
+  for (const [name, variable] of Object.entries(server!.variables ?? {})) {
+    bases = bases.flatMap((base) =>
+      (variable.enum ?? [variable.default]).map((value) => base.replace(`{${name}}`, value)),
+    );
+  }
+  return Object.entries(document.paths).flatMap(([template, item]) =>
+    (item.servers?.map((own) => own.url) ?? bases).map((base) => ({
+      path: `${base.replace(/\/+$/, '')}${template}`,
+      template,
+    })),
+  );
+}
+
 /** Every route of the OpenAPI document that the running gateway serves at GET /openapi.json. */
 export async function openApiRoutes(anonymous: ApiClient): Promise<RouteKey[]> {
   const response = await anonymous.get('/openapi.json');
   expect(response.status).toBe(200);
-  const paths = response.body.paths as Record<string, Record<string, unknown>>;
+  const document = response.body as OpenApiDocument;
   const routes: RouteKey[] = [];
-  for (const [path, item] of Object.entries(paths)) {
+  for (const { path, template } of servedPaths(document)) {
+    const item = document.paths[template]!;
     for (const method of HTTP_METHODS) if (method in item) routes.push(`${method.toUpperCase()} ${path}`);
   }
   return routes.sort();

@@ -11,6 +11,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
+import { Operation } from '../http/operation';
 import { Answers } from '../http/answers';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
@@ -23,6 +24,23 @@ export class ActivationsController {
   constructor(private readonly bus: BusClient) {}
 
   @Post()
+  @Operation({
+    id: 'createActivation',
+    summary: 'Activate a machine (take a seat)',
+    description:
+      'Gives the machine `fingerprint` a seat of the license named by `license_id` or by its serial ' +
+      '(`license_key`). `201` with a new activation; `200` with the existing one when this fingerprint ' +
+      "already holds a seat. Seats are the license's `max_seats`, capped by the product's " +
+      '`max_concurrent_activations`, and hold under concurrency. When the product has an ' +
+      '`activation_heartbeat_interval`, the seat lapses at `expires_at` unless heartbeats keep it. ' +
+      'Also limited per license (60 requests an hour by default). Publishes `activation.created`.',
+    example: {
+      license_key: 'LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC',
+      fingerprint: 'machine-a',
+      hostname: 'ada-laptop',
+      platform: 'linux-x64',
+    },
+  })
   @Idempotent()
   @AllowScopes('client')
   @LimitPerLicense()
@@ -31,7 +49,12 @@ export class ActivationsController {
     type: ActivationView,
     description: 'This fingerprint already held a seat: the same activation',
   })
-  @ApiProblems(404, 409, 422)
+  @ApiProblems(
+    ['not_found', 'the license does not exist in the organization'],
+    ['seat_limit_reached', 'every seat of the license is taken'],
+    ['license_not_active', 'the license is revoked, suspended or expired'],
+    ['fingerprint_mismatch', "the license is bound to another machine's fingerprint"],
+  )
   async create(
     @Body() dto: CreateActivationDto,
     @Res({ passthrough: true }) reply: FastifyReply,
@@ -42,6 +65,14 @@ export class ActivationsController {
   }
 
   @Get()
+  @Operation({
+    id: 'listActivations',
+    summary: 'List activations',
+    description:
+      "The organization's activations, newest first, a page at a time, optionally of one license " +
+      '(`license_id`; an unknown one gives an empty list). Lapsed activations are listed until the ' +
+      'sweeper removes them, within about a second.',
+  })
   @AllowScopes('read')
   @Answers(Messages.activation.list)
   @ApiProblems()
@@ -50,19 +81,35 @@ export class ActivationsController {
   }
 
   @Post(':id/heartbeat')
+  @Operation({
+    id: 'heartbeatActivation',
+    summary: 'Keep a seat alive',
+    description:
+      "Moves the activation's `expires_at` to now plus the product's `activation_heartbeat_interval`. " +
+      'An activation past its `expires_at` has lost its seat and cannot be revived (`404`): the ' +
+      'machine activates again.',
+  })
   @HttpCode(200)
   @AllowScopes('client')
   @Answers(Messages.activation.heartbeat, { description: 'expires_at moved to now + the heartbeat interval' })
-  @ApiProblems(404, 422)
+  @ApiProblems(
+    ['not_found', 'the activation does not exist in the organization, or has lapsed'],
+    ['license_not_active', 'the license is revoked, suspended or expired'],
+  )
   heartbeat(@Param('id', uuidParam) id: string): Promise<ActivationView> {
     return this.bus.send(Messages.activation.heartbeat, { id });
   }
 
   @Delete(':id')
+  @Operation({
+    id: 'deleteActivation',
+    summary: 'Release a seat',
+    description: 'Deletes the activation and frees its seat at once. Publishes `activation.deleted`.',
+  })
   @HttpCode(200)
   @AllowScopes('client')
   @Answers(Messages.activation.delete)
-  @ApiProblems(404)
+  @ApiProblems(['not_found', 'the activation does not exist in the organization'])
   delete(@Param('id', uuidParam) id: string): Promise<MessageView> {
     return this.bus.send(Messages.activation.delete, { id });
   }

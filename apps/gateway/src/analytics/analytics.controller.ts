@@ -12,6 +12,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
+import { Operation } from '../http/operation';
 import { Answers } from '../http/answers';
 import { routes, uuidParam } from '../http/routes';
 import { AllowScopes } from '../identity/scopes';
@@ -23,6 +24,16 @@ export class AnalyticsController {
   constructor(private readonly bus: BusClient) {}
 
   @Get('usage')
+  @Operation({
+    id: 'getUsage',
+    summary: 'Usage over time',
+    description:
+      'Sync reports per UTC hour or day (`interval`, default `day`), oldest first: reports, distinct ' +
+      'licenses and fingerprints, and the peak of `seats_in_use`. Only buckets with reports are ' +
+      'listed. A report counts within about a second of its sync. ' +
+      '`from` (inclusive) and `to` (exclusive) are required ISO 8601 date-times, at most 31 days apart ' +
+      'for hourly buckets and 366 days otherwise; `product_id` narrows to one product.',
+  })
   @AllowScopes('read')
   @Answers(Messages.analytics.usage, {
     description: 'One bucket per UTC hour or day that has reports, oldest first; total counts those buckets',
@@ -33,6 +44,14 @@ export class AnalyticsController {
   }
 
   @Get('features')
+  @Operation({
+    id: 'getFeatureUsage',
+    summary: 'Feature usage',
+    description:
+      'How many sync reports listed each feature, most used first. ' +
+      '`from` (inclusive) and `to` (exclusive) are required ISO 8601 date-times, at most 31 days apart ' +
+      'for hourly buckets and 366 days otherwise; `product_id` narrows to one product.',
+  })
   @AllowScopes('read')
   @Answers(Messages.analytics.features, { description: 'Reports that listed each feature, most used first' })
   @ApiProblems()
@@ -41,6 +60,14 @@ export class AnalyticsController {
   }
 
   @Get('versions')
+  @Operation({
+    id: 'getVersionUsage',
+    summary: 'Application versions in use',
+    description:
+      'Sync reports per `app_version` (`null`: not reported), most first. ' +
+      '`from` (inclusive) and `to` (exclusive) are required ISO 8601 date-times, at most 31 days apart ' +
+      'for hourly buckets and 366 days otherwise; `product_id` narrows to one product.',
+  })
   @AllowScopes('read')
   @Answers(Messages.analytics.versions, {
     description: 'Reports per app_version (null: not reported), most first',
@@ -58,11 +85,19 @@ export class LicenseUsageController {
   constructor(private readonly bus: BusClient) {}
 
   @Get(':id/usage')
+  @Operation({
+    id: 'getLicenseUsage',
+    summary: "A license's usage",
+    description:
+      "One license's sync history over all time: last sync, number of reports, peak seats in use, the " +
+      'versions seen, and its machines (fingerprints, most recent first, a page at a time). A license ' +
+      'that never synced answers zeros and empty lists.',
+  })
   @AllowScopes('read')
   @Answers(Messages.analytics.licenseUsage, {
     description: 'fingerprints is paginated, most recent sync first',
   })
-  @ApiProblems(404)
+  @ApiProblems(['not_found', 'the license does not exist in the organization'])
   usage(@Param('id', uuidParam) id: string, @Query() query: PageQueryDto): Promise<LicenseUsageView> {
     return this.bus.send(Messages.analytics.licenseUsage, { id, ...query });
   }

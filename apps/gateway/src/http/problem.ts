@@ -10,7 +10,7 @@ export interface Problem {
   errors?: FieldError[];
 }
 
-function title(code: ErrorCode): string {
+export function problemTitle(code: ErrorCode): string {
   switch (code) {
     case 'validation_failed':
       return 'Bad Request';
@@ -86,7 +86,7 @@ export function toProblem(error: unknown): { problem: Problem; unexpected: boole
   return {
     problem: {
       type: 'about:blank',
-      title: title(domain.code),
+      title: problemTitle(domain.code),
       status: domain.status,
       code: domain.code,
       detail: domain.message,

@@ -8,11 +8,11 @@ import {
   applyDecorators,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ApiHeader, ApiResponse } from '@nestjs/swagger';
+import { ApiHeader } from '@nestjs/swagger';
 import { FastifyReply, FastifyRequest } from 'fastify';
 import { Observable, catchError, concatMap, from, of, throwError } from 'rxjs';
-import { ProblemView } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
+import { problemResponse } from '../http/api-problems';
 import { toProblem } from '../http/problem';
 import { bearerKeyOf } from '../identity/authenticate.hook';
 import { ReplayedHeaders } from './idempotency-key.entity';
@@ -51,13 +51,16 @@ export function Idempotent(options: IdempotentOptions = {}): MethodDecorator {
         'the first response again, same status and body, with `Idempotent-Replayed: true`.',
       schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
     }),
-    ApiResponse({
-      status: 409,
-      type: ProblemView,
-      description:
-        'conflict; also when the Idempotency-Key was used with another body or on another route, ' +
-        'or its first request is still in progress',
-    }),
+    problemResponse(
+      409,
+      [
+        [
+          'conflict',
+          'the `Idempotency-Key` was used with another body or on another route, or its first request is still in progress',
+        ],
+      ],
+      () => 'idempotency_key_conflict',
+    ),
   );
 }
 

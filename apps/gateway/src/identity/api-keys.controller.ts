@@ -3,6 +3,7 @@ import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { FastifyRequest } from 'fastify';
 import { MessageView, PageQueryDto } from '@licensing/contracts';
 import { ApiProblems } from '../http/api-problems';
+import { Operation } from '../http/operation';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { ApiKeyListView, CreateApiKeyDto, CreatedApiKeyView } from './api-key.dto';
@@ -17,6 +18,15 @@ export class ApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}
 
   @Post()
+  @Operation({
+    id: 'createApiKey',
+    summary: 'Create an API key',
+    description:
+      'Creates an API key of the organization with 1 to 3 scopes: `admin` (everything), `read` (every ' +
+      'read, plus verify and check-revocation) or `client` (what a shipped application needs). The ' +
+      'key (`lk_…`) is in this answer only: the platform stores its hash.',
+    example: { name: 'photo-editor 2.4', scopes: ['client'] },
+  })
   @Idempotent({ secretFields: ['key'] })
   @ApiCreatedResponse({ type: CreatedApiKeyView, description: '`key` is shown only in this response' })
   @ApiProblems()
@@ -25,6 +35,12 @@ export class ApiKeysController {
   }
 
   @Get()
+  @Operation({
+    id: 'listApiKeys',
+    summary: 'List API keys',
+    description:
+      "The organization's API keys that are not revoked, newest first: names, scopes and prefixes, never a key.",
+  })
   @AllowScopes('read')
   @ApiOkResponse({ type: ApiKeyListView })
   @ApiProblems()
@@ -33,9 +49,14 @@ export class ApiKeysController {
   }
 
   @Delete(':id')
+  @Operation({
+    id: 'revokeApiKey',
+    summary: 'Revoke an API key',
+    description: 'Revokes the key at once, on every gateway. It leaves the list; revoking is final.',
+  })
   @HttpCode(200)
   @ApiOkResponse({ type: MessageView })
-  @ApiProblems(404)
+  @ApiProblems(['not_found', 'the API key does not exist in the organization, or is already revoked'])
   revoke(@Req() request: FastifyRequest, @Param('id', uuidParam) id: string): Promise<MessageView> {
     return this.apiKeys.revoke(orgOf(request), id);
   }

@@ -2,9 +2,13 @@ import { FastifyInstance, FastifyRequest } from 'fastify';
 import { DomainError } from '@licensing/shared/errors';
 import { ApiKeysService } from './api-keys.service';
 
-const PUBLIC_PATHS = /^\/(healthz|readyz|health\/(live|ready)|metrics|openapi\.(json|yaml)|docs)(\/|$|\?)/;
+const PUBLIC_PATHS =
+  /^\/((healthz|readyz|health\/(live|ready)|metrics|openapi\.(json|yaml)|docs)(\/|$|\?)|(\?|$))/;
 
-/** Paths served without an API key (probes, metrics, OpenAPI, docs). ScopesGuard lets the same paths through. */
+/**
+ * Paths served without an API key (the index `/`, probes, metrics, OpenAPI, docs). ScopesGuard lets
+ * the same paths through.
+ */
 export const isPublicPath = (url: string): boolean => PUBLIC_PATHS.test(url);
 
 /** The API key of an `Authorization: Bearer <key>` header. */

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { isUUID } from 'class-validator';
 import { DataSource } from 'typeorm';
 import { isUniqueViolation } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { CreatedApiKeyView } from './api-key.dto';
 import { issueApiKey } from './api-key-issuer';
+import { ApiKeyScope } from './api-key.entity';
 import { OrganizationEntity } from './organization.entity';
 
 export interface CreatedOrganization {
@@ -37,6 +39,25 @@ export class OrganizationsService {
       }
       throw error;
     }
+  }
+
+  /**
+   * A new API key for an existing organization, named by id or by name: how an operator gets a key
+   * again (the first one is shown only once). Made by an operator, not an API key: no audit entry.
+   */
+  async issueKey(
+    idOrName: string,
+    name: string,
+    scopes: ApiKeyScope[],
+  ): Promise<{ organization: { id: string; name: string }; key: CreatedApiKeyView }> {
+    return this.dataSource.transaction(async (manager) => {
+      const organization = await manager
+        .getRepository(OrganizationEntity)
+        .findOneBy(isUUID(idOrName, 'all') ? { id: idOrName } : { name: idOrName });
+      if (!organization) throw DomainError.notFound('Organization', idOrName);
+      const key = await issueApiKey(manager, organization.id, name, scopes);
+      return { organization: { id: organization.id, name: organization.name }, key };
+    });
   }
 
   /** Creates the named organization unless it exists; answers undefined when it already did. */

@@ -1,5 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable, SetMetadata, applyDecorators } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { ApiExtension } from '@nestjs/swagger';
 import { FastifyRequest } from 'fastify';
 import { DomainError } from '@licensing/shared/errors';
 import { AddRouteConfig } from '../http/route-config';
@@ -8,6 +9,9 @@ import { AuthContext } from './auth-context';
 import { isPublicPath } from './authenticate.hook';
 
 const ALLOWED_SCOPES = 'allowed_scopes';
+
+/** The operation extension that lists the scopes an operation accepts (`admin` alone when absent). */
+export const ALLOWED_SCOPES_EXTENSION = 'x-allowed-scopes';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -21,7 +25,12 @@ declare module 'fastify' {
  * decorator is admin-only, so a forgotten decorator fails closed.
  */
 export const AllowScopes = (...scopes: Exclude<ApiKeyScope, 'admin'>[]): MethodDecorator =>
-  applyDecorators(SetMetadata(ALLOWED_SCOPES, scopes), AddRouteConfig({ allowed_scopes: scopes }));
+  applyDecorators(
+    SetMetadata(ALLOWED_SCOPES, scopes),
+    AddRouteConfig({ allowed_scopes: scopes }),
+    // The OpenAPI document states the scopes each operation accepts (openapi.ts reads this).
+    ApiExtension(ALLOWED_SCOPES_EXTENSION, ['admin', ...scopes]),
+  );
 
 @Injectable()
 export class ScopesGuard implements CanActivate {

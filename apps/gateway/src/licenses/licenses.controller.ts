@@ -18,6 +18,7 @@ import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
 import { Direct } from '../http/direct-routes';
 import { Answers } from '../http/answers';
+import { Operation } from '../http/operation';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes } from '../identity/scopes';
@@ -28,14 +29,45 @@ export class LicensesController {
   constructor(private readonly bus: BusClient) {}
 
   @Post()
+  @Operation({
+    id: 'createLicense',
+    summary: 'Create a license',
+    description:
+      "Issues a license for a product and signs it with the product's key pair. The answer holds its " +
+      'serial (`LIC-<PRODUCT CODE>-<16 characters>`) and `license_blob`, the base64 of the `.lic` file: ' +
+      'a compact JWS that any JOSE library verifies with the public key. `valid_days` and `features` ' +
+      "default to the product's; `valid_days: 0` or `license_type: perpetual` means no end. A " +
+      '`node_locked` license has one seat and is bound to `hardware_binding`, or to its first ' +
+      'activation. Publishes `license.created`.',
+    example: {
+      product_id: '7d9e4f2a-1b3c-4d5e-8f60-718293a4b5c6',
+      customer_email: 'ada@example.com',
+      license_type: 'subscription',
+      valid_days: 365,
+      max_seats: 1,
+      features: ['pro'],
+    },
+  })
   @Idempotent()
   @Answers(Messages.license.create, { status: 201, description: 'The license, with its signed license_blob' })
-  @ApiProblems(404, 422)
+  @ApiProblems(
+    ['not_found', 'the product `product_id` does not exist in the organization'],
+    ['key_pair_missing', 'the product has no key pair to sign with'],
+  )
   create(@Body() dto: CreateLicenseDto): Promise<LicenseView> {
     return this.bus.send(Messages.license.create, dto);
   }
 
   @Get()
+  @Operation({
+    id: 'listLicenses',
+    summary: 'List licenses',
+    description:
+      "The organization's licenses, newest first, a page at a time, without their `license_blob`. " +
+      'Filters: `product_id`, `status` (the effective status: an active license past `valid_until` ' +
+      'is `expired`) and `customer_email` (a case-insensitive substring). An unknown `product_id` ' +
+      'gives an empty list.',
+  })
   @AllowScopes('read')
   @Answers(Messages.license.list)
   @ApiProblems()
@@ -44,16 +76,40 @@ export class LicensesController {
   }
 
   @Post('verify')
+  @Operation({
+    id: 'verifyLicense',
+    summary: 'Verify a license file',
+    description:
+      'Checks a license file online: its signature (with the key pair its header names, or with ' +
+      "`public_key`), that it belongs to `product_id`, its validity dates, and the stored license's " +
+      'current status (revoked, suspended, expired). Always a `200` for a well-formed request: `valid` ' +
+      'is true only when `errors` is empty, and `license` is the decoded summary whenever the file ' +
+      'could be decoded.',
+    example: {
+      product_id: '7d9e4f2a-1b3c-4d5e-8f60-718293a4b5c6',
+      license_blob: 'ZXlKaGJHY2lPaUpGWkVSVFFTSXNJblI1Y0NJNklteHBZMlZ1YzJVcmFuZDBJbjAuZXlKMklqb3hmUS5zaWc=',
+    },
+  })
   @HttpCode(200)
   @AllowScopes('read', 'client')
   @Answers(Messages.license.verify, { description: 'valid is true only when errors is empty' })
-  @ApiProblems(404)
+  @ApiProblems(['not_found', 'the product `product_id` does not exist in the organization'])
   @Direct()
   verify(@Body() dto: VerifyLicenseDto): Promise<VerifyResultView> {
     return this.bus.send(Messages.license.verify, dto);
   }
 
   @Post('validate')
+  @Operation({
+    id: 'validateLicense',
+    summary: 'Validate a license key on a machine',
+    description:
+      'Answers whether this machine may run: by serial (`key`), and when `fingerprint` is given, ' +
+      'by its activation. `code` is the first that applies of `NOT_FOUND`, `REVOKED`, `SUSPENDED`, ' +
+      '`EXPIRED`, then with a fingerprint `FINGERPRINT_MISMATCH`, `NO_ACTIVATION`, `HEARTBEAT_DEAD`, ' +
+      '`COMPONENTS_MISMATCH`; otherwise `VALID`, the only code with `valid: true`.',
+    example: { key: 'LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC', fingerprint: 'machine-a' },
+  })
   @HttpCode(200)
   @AllowScopes('client')
   @Answers(Messages.license.validate, { description: 'valid is true only for code VALID' })
@@ -64,22 +120,32 @@ export class LicensesController {
   }
 
   @Get(':id')
+  @Operation({
+    id: 'getLicense',
+    summary: 'Get a license',
+    description: 'One license of the organization, with its `license_blob` and its effective status.',
+  })
   @AllowScopes('read')
   @Answers(Messages.license.get)
-  @ApiProblems(404)
+  @ApiProblems(['not_found', 'the license does not exist in the organization'])
   @Direct()
   get(@Param('id', uuidParam) id: string): Promise<LicenseView> {
     return this.bus.send(Messages.license.get, { id });
   }
 
   @Get(':id/download')
+  @Operation({
+    id: 'downloadLicense',
+    summary: 'Download a license file',
+    description: 'The `.lic` file itself (the compact JWS, as bytes), as an attachment named `<SERIAL>.lic`.',
+  })
   @AllowScopes('read')
   @ApiProduces('application/octet-stream')
   @ApiOkResponse({
     description: 'The .lic file: a compact JWS',
     schema: { type: 'string', format: 'binary' },
   })
-  @ApiProblems(404)
+  @ApiProblems(['not_found', 'the license does not exist in the organization'])
   async download(
     @Param('id', uuidParam) id: string,
     @Res({ passthrough: true }) reply: FastifyReply,
@@ -92,16 +158,38 @@ export class LicensesController {
   }
 
   @Patch(':id')
+  @Operation({
+    id: 'updateLicense',
+    summary: 'Change a license',
+    description:
+      'Changes any of `customer_id`, `customer_email`, `features`, `max_seats`, `valid_until`, ' +
+      '`hardware_binding` and `status` (`active` or `suspended` only); `null` clears the customer ' +
+      'fields and the binding, and makes `valid_until` perpetual. The license is signed again: the ' +
+      'answer holds a new `license_blob`. Check-revocation and sync see a new status at once. ' +
+      'Publishes `license.updated`, `license.suspended` or `license.reinstated`.',
+    example: { status: 'active', max_seats: 5, valid_until: '2030-01-01T00:00:00.000Z' },
+  })
   @Answers(Messages.license.update, { description: 'The changed license, signed again (new license_blob)' })
-  @ApiProblems(404, 409)
+  @ApiProblems(
+    ['not_found', 'the license does not exist in the organization'],
+    ['conflict', 'the license is revoked, or expired and `valid_until` does not move into the future'],
+  )
   update(@Param('id', uuidParam) id: string, @Body() changes: UpdateLicenseDto): Promise<LicenseView> {
     return this.bus.send(Messages.license.update, { id, changes });
   }
 
   @Delete(':id')
+  @Operation({
+    id: 'revokeLicense',
+    summary: 'Revoke a license',
+    description:
+      'Revokes a license for good: verify, validate, check-revocation and sync answer `revoked` as ' +
+      'soon as this returns, on every gateway. Repeating it is a `200` that keeps the first ' +
+      '`revoked_at`. Publishes `license.revoked` (the first time only).',
+  })
   @HttpCode(200)
   @Answers(Messages.license.revoke)
-  @ApiProblems(404)
+  @ApiProblems(['not_found', 'the license does not exist in the organization'])
   revoke(@Param('id', uuidParam) id: string): Promise<MessageView> {
     return this.bus.send(Messages.license.revoke, { id });
   }

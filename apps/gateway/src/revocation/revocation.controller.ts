@@ -9,6 +9,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
+import { Operation } from '../http/operation';
 import { Direct } from '../http/direct-routes';
 import { Answers } from '../http/answers';
 import { routes } from '../http/routes';
@@ -20,6 +21,16 @@ export class RevocationController {
   constructor(private readonly bus: BusClient) {}
 
   @Post('check-revocation')
+  @Operation({
+    id: 'checkRevocation',
+    summary: 'Check the status of serials',
+    description:
+      'The current status of 1 to 100 serials in one call (`ok`, `revoked`, `suspended`, `expired` or ' +
+      '`not_found`), answered from a cache that every revocation and status change updates before ' +
+      'it returns. A serial repeated is answered once, in the order of first appearance; another ' +
+      "organization's serial is `not_found`.",
+    example: { serials: ['LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC', 'LIC-CAD-0000000000000000'] },
+  })
   @HttpCode(200)
   @AllowScopes('read', 'client')
   @Answers(Messages.revocation.check, {
@@ -32,6 +43,23 @@ export class RevocationController {
   }
 
   @Post('sync')
+  @Operation({
+    id: 'syncLicense',
+    summary: 'Report usage and get the status',
+    description:
+      "An application's periodic report (machine, version, features used, seats in use), answered with " +
+      "the license's current status. A `200` means the report is stored durably and will be counted " +
+      'by analytics exactly once; send the same `report_id` when retrying. More seats in use than ' +
+      'the license has are accepted, counted and flagged in `message`.',
+    example: {
+      license_serial: 'LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC',
+      hardware_fingerprint: 'machine-a',
+      app_version: '2.4.1',
+      features_used: ['pro'],
+      seats_in_use: 1,
+      report_id: '0b6a2f4e-5c1d-4e8f-9a7b-3c2d1e0f9a8b',
+    },
+  })
   @HttpCode(200)
   @AllowScopes('client')
   @Answers(Messages.revocation.sync, {

@@ -53,7 +53,10 @@ const CHANGES_SCHEMA = {
   type: 'object',
   additionalProperties: {
     type: 'object',
-    properties: { from: { nullable: true }, to: { nullable: true } },
+    properties: {
+      from: { description: 'The value before (any JSON value; null when the field was not set)' },
+      to: { description: 'The value after (any JSON value; null when the field was removed)' },
+    },
   },
   example: { customer_email: { from: 'ada@example.com', to: 'ada@example.org' } },
   description:

@@ -45,13 +45,13 @@ export class CreateLicenseDto {
   @IsIn(LICENSE_TYPES)
   license_type?: LicenseType;
 
-  @ApiPropertyOptional({ maxLength: 255, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: 255, nullable: true })
   @Nullable()
   @IsString()
   @Length(1, 255)
   customer_id?: string | null;
 
-  @ApiPropertyOptional({ format: 'email', maxLength: 320, nullable: true })
+  @ApiPropertyOptional({ type: String, format: 'email', maxLength: 320, nullable: true })
   @Nullable()
   @IsEmail()
   @MaxLength(320)
@@ -209,6 +209,7 @@ export class UpdateLicenseDto extends PickType(CreateLicenseDto, [
   'hardware_binding',
 ] as const) {
   @ApiPropertyOptional({
+    type: String,
     format: 'date-time',
     nullable: true,
     description: 'null: perpetual. In the past: the license is expired. Never before valid_from.',

@@ -65,12 +65,13 @@ export class CreateProductDto {
   @Max(MAX_VALID_DAYS)
   default_valid_days?: number;
 
-  @ApiPropertyOptional({ format: 'uuid', nullable: true })
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true })
   @Nullable()
   @IsUUID('all')
   key_pair_id?: string | null;
 
   @ApiPropertyOptional({
+    type: 'integer',
     minimum: 1,
     nullable: true,
     description: 'Seat cap across every license; null: max_seats only',
@@ -82,6 +83,7 @@ export class CreateProductDto {
   max_concurrent_activations?: number | null;
 
   @ApiPropertyOptional({
+    type: 'integer',
     minimum: 1,
     maximum: MAX_HEARTBEAT_INTERVAL_SECONDS,
     nullable: true,

@@ -75,7 +75,7 @@ class WebhookFieldsDto {
   @IsIn(WEBHOOK_EVENT_FILTERS, { each: true, message: 'each of events must be an event type or "*"' })
   events!: WebhookEventFilter[];
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true, example: 'Billing system' })
+  @ApiPropertyOptional({ type: String, maxLength: 500, nullable: true, example: 'Billing system' })
   @Nullable()
   @IsString()
   @MaxLength(500)
@@ -103,7 +103,7 @@ export class UpdateWebhookDto {
   @IsIn(WEBHOOK_EVENT_FILTERS, { each: true, message: 'each of events must be an event type or "*"' })
   events?: WebhookEventFilter[];
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: 500, nullable: true })
   @Nullable()
   @IsString()
   @MaxLength(500)
