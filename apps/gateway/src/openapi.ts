@@ -42,18 +42,25 @@ const TAGS: [name: string, description: string][] = [
  * Operations the API's controllers do not declare: the probes every process serves
  * (libs/shared/messaging). Documented here unless their own decorators already do.
  */
+const LIVENESS = 'Answers `{"status": "ok"}` while the process runs.';
+const READINESS =
+  'Answers `{"status": "ok", "checks": {…}}` while the gateway can serve requests (NATS and ' +
+  'PostgreSQL reachable, Redis reached at least once), and `503 Service Unavailable` otherwise, ' +
+  'or once it is shutting down.';
 const PROBES: Record<string, OperationFields> = {
+  '/health/live': { operationId: 'getLiveness', summary: 'Liveness probe', description: LIVENESS },
+  '/health/ready': { operationId: 'getReadiness', summary: 'Readiness probe', description: READINESS },
   '/healthz': {
-    operationId: 'getLiveness',
-    summary: 'Liveness probe',
-    description: 'Answers `{"status": "ok"}` while the process runs.',
+    operationId: 'getLivenessAtOldPath',
+    summary: 'Liveness probe (old path)',
+    description: `${LIVENESS} The same as \`/health/live\`, kept for existing probe settings.`,
+    deprecated: true,
   },
   '/readyz': {
-    operationId: 'getReadiness',
-    summary: 'Readiness probe',
-    description:
-      'Answers `{"status": "ok"}` while the gateway can serve requests (NATS and PostgreSQL reachable), ' +
-      'and `503 Service Unavailable` otherwise, or once it is shutting down.',
+    operationId: 'getReadinessAtOldPath',
+    summary: 'Readiness probe (old path)',
+    description: `${READINESS} The same as \`/health/ready\`, kept for existing probe settings.`,
+    deprecated: true,
   },
 };
 
@@ -62,6 +69,7 @@ interface OperationFields {
   operationId?: string;
   summary?: string;
   description?: string;
+  deprecated?: boolean;
 }
 interface OperationObject extends OperationFields, Json {
   security?: Record<string, string[]>[];
@@ -174,6 +182,7 @@ function documentProbe(path: string, operation: OperationObject): void {
       operation[field] = probe[field];
     }
   }
+  if (probe.deprecated) operation.deprecated = true;
   operation.security ??= [];
   for (const response of Object.values(operation.responses ?? {}))
     response.description ||= 'The probe passed';

@@ -697,7 +697,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/healthz": {
+    "/health/live": {
         parameters: {
             query?: never;
             header?: never;
@@ -719,7 +719,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/readyz": {
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness probe (old path)
+         * @deprecated
+         * @description Answers `{"status": "ok"}` while the process runs. The same as `/health/live`, kept for existing probe settings.
+         *
+         *     **Who may call it:** anyone; no API key needed.
+         */
+        get: operations["getLivenessAtOldPath"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health/ready": {
         parameters: {
             query?: never;
             header?: never;
@@ -728,11 +751,34 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Answers `{"status": "ok"}` while the gateway can serve requests (NATS and PostgreSQL reachable), and `503 Service Unavailable` otherwise, or once it is shutting down.
+         * @description Answers `{"status": "ok", "checks": {…}}` while the gateway can serve requests (NATS and PostgreSQL reachable, Redis reached at least once), and `503 Service Unavailable` otherwise, or once it is shutting down.
          *
          *     **Who may call it:** anyone; no API key needed.
          */
         get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness probe (old path)
+         * @deprecated
+         * @description Answers `{"status": "ok", "checks": {…}}` while the gateway can serve requests (NATS and PostgreSQL reachable, Redis reached at least once), and `503 Service Unavailable` otherwise, or once it is shutting down. The same as `/health/ready`, kept for existing probe settings.
+         *
+         *     **Who may call it:** anyone; no API key needed.
+         */
+        get: operations["getReadinessAtOldPath"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4699,7 +4745,43 @@ export interface operations {
             };
         };
     };
+    getLivenessAtOldPath: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The probe passed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The probe passed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getReadinessAtOldPath: {
         parameters: {
             query?: never;
             header?: never;
