@@ -22,7 +22,8 @@ import { SYNC_REPORT_CONSUMER } from './reports/sync-report.consumer';
  */
 describe('analytics service', () => {
   const namespace = uniqueNamespace();
-  const env = testEnv(namespace, { ANALYTICS_BATCH_SIZE: '25' });
+  // The reports below are dated in early 2026: retention long enough that none of them expire.
+  const env = testEnv(namespace, { ANALYTICS_BATCH_SIZE: '25', ANALYTICS_RAW_RETENTION_DAYS: '3650' });
   let app: INestApplication;
   let bus: BusTestClient;
   let publisher: BusClient;

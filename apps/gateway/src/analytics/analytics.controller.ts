@@ -1,10 +1,12 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import {
+  ActiveQueryDto,
+  ActiveView,
   AnalyticsRangeQueryDto,
   FeaturesView,
+  LicenseUsageQueryDto,
   LicenseUsageView,
-  PageQueryDto,
   Messages,
   UsageQueryDto,
   UsageView,
@@ -49,6 +51,16 @@ export class AnalyticsController {
   versions(@Query() query: AnalyticsRangeQueryDto): Promise<VersionsView> {
     return this.bus.send(Messages.analytics.versions, query);
   }
+
+  @Get('active')
+  @AllowScopes('read')
+  @Answers(Messages.analytics.active, {
+    description: 'Distinct licenses and machines that synced in the window (whole UTC hours or days)',
+  })
+  @ApiProblems()
+  active(@Query() query: ActiveQueryDto): Promise<ActiveView> {
+    return this.bus.send(Messages.analytics.active, query);
+  }
 }
 
 /** One license's usage; served beside the license routes, answered by the analytics service. */
@@ -63,7 +75,7 @@ export class LicenseUsageController {
     description: 'fingerprints is paginated, most recent sync first',
   })
   @ApiProblems(404)
-  usage(@Param('id', uuidParam) id: string, @Query() query: PageQueryDto): Promise<LicenseUsageView> {
+  usage(@Param('id', uuidParam) id: string, @Query() query: LicenseUsageQueryDto): Promise<LicenseUsageView> {
     return this.bus.send(Messages.analytics.licenseUsage, { id, ...query });
   }
 }
