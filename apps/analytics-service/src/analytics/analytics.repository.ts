@@ -99,14 +99,16 @@ export class AnalyticsRepository {
     const p = new Params();
     const org = p.add(scope.orgId);
     const product = scope.productId === undefined ? null : p.add(scope.productId);
-    const rollupProduct = product ?? p.add(ALL_PRODUCTS);
+    // Added only where a statement uses it: PostgreSQL refuses a parameter it cannot type.
+    let allProducts: string | undefined;
+    const rollupProduct = (): string => product ?? (allProducts ??= p.add(ALL_PRODUCTS));
     const parts: string[] = [];
     if (interval === 'hour') {
       const { whole, partial } = splitRange(scope.from, scope.to, HOUR_MS);
       if (whole) {
         parts.push(
           `SELECT hour AS bucket, syncs, licenses, fingerprints, peak_seats_in_use FROM analytics.usage_hourly
-            WHERE org_id = ${org} AND product_id = ${rollupProduct} AND hour >= ${p.add(whole.from)} AND hour < ${p.add(whole.to)}`,
+            WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND hour >= ${p.add(whole.from)} AND hour < ${p.add(whole.to)}`,
         );
       }
       if (partial.length > 0) {
@@ -123,7 +125,7 @@ export class AnalyticsRepository {
         parts.push(
           `SELECT day::timestamp AT TIME ZONE 'UTC' AS bucket, syncs, licenses, fingerprints, peak_seats_in_use
              FROM analytics.usage_daily
-            WHERE org_id = ${org} AND product_id = ${rollupProduct}
+            WHERE org_id = ${org} AND product_id = ${rollupProduct()}
               AND day >= ${p.add(utcDate(whole.from))}::date AND day < ${p.add(utcDate(whole.to))}::date`,
         );
       }
@@ -221,7 +223,7 @@ export class AnalyticsRepository {
     p: Params,
     org: string,
     product: string | null,
-    rollupProduct: string,
+    rollupProduct: () => string,
     day: Span,
   ): string {
     const { whole, partial } = splitRange(day.from, day.to, HOUR_MS);
@@ -232,14 +234,14 @@ export class AnalyticsRepository {
     return `SELECT ${bucket}::timestamptz AS bucket, s.syncs, l.licenses, f.fingerprints, s.peak_seats_in_use
       FROM (SELECT coalesce(sum(syncs), 0)::int AS syncs, max(peak) AS peak_seats_in_use FROM (
               SELECT syncs, peak_seats_in_use AS peak FROM analytics.usage_hourly
-               WHERE org_id = ${org} AND product_id = ${rollupProduct} AND ${hours}
+               WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND ${hours}
               UNION ALL SELECT 1, seats_in_use FROM analytics.sync_reports WHERE ${raw}) x) s,
            (SELECT count(DISTINCT license_id)::int AS licenses FROM (
               SELECT license_id FROM analytics.active_licenses_hourly WHERE org_id = ${org} ${onProduct} AND ${hours}
               UNION ALL SELECT license_id FROM analytics.sync_reports WHERE ${raw}) x) l,
            (SELECT count(DISTINCT fp)::int AS fingerprints FROM (
               SELECT fingerprint AS fp FROM analytics.active_fingerprints_hourly
-               WHERE org_id = ${org} AND product_id = ${rollupProduct} AND ${hours}
+               WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND ${hours}
               UNION ALL SELECT hardware_fingerprint FROM analytics.sync_reports WHERE ${raw}) x) f
      WHERE s.syncs > 0`;
   }
