@@ -1,7 +1,9 @@
+import { DataSource } from 'typeorm';
 import { schemaDrift } from '@licensing/shared/database';
 import { TEST_DATABASE_URL } from '@licensing/shared/testing';
 import { ANALYTICS_ENTITIES, ANALYTICS_SCHEMA } from './app.module';
 import { ANALYTICS_MIGRATIONS } from './migrations';
+import { DAILY_PARTITIONED, MONTHLY_PARTITIONED } from './partitions/partitions.service';
 
 describe('the analytics-service schema (analytics)', () => {
   it('leaves no difference between its entities and its migrations', async () => {
@@ -12,5 +14,35 @@ describe('the analytics-service schema (analytics)', () => {
       migrations: ANALYTICS_MIGRATIONS,
     });
     expect(drift).toEqual([]);
+  });
+
+  // The entities cannot state partitioning (TypeORM has no PARTITION BY), so the comparison above
+  // is blind to it: this states it instead.
+  it('partitions raw reports and active rows by day, and rollups by month, on their time column', async () => {
+    const dataSource = new DataSource({ type: 'postgres', url: TEST_DATABASE_URL });
+    await dataSource.initialize();
+    try {
+      const rows = await dataSource.query<Array<{ table: string; key: string }>>(
+        `SELECT c.relname AS table, pg_get_partkeydef(c.oid) AS key
+           FROM pg_partitioned_table p JOIN pg_class c ON c.oid = p.partrelid
+           JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = $1 ORDER BY 1`,
+        [ANALYTICS_SCHEMA],
+      );
+      expect(Object.fromEntries(rows.map((row) => [row.table, row.key]))).toEqual({
+        active_fingerprints_daily: 'RANGE (day)',
+        active_fingerprints_hourly: 'RANGE (hour)',
+        active_licenses_daily: 'RANGE (day)',
+        active_licenses_hourly: 'RANGE (hour)',
+        feature_usage_hourly: 'RANGE (hour)',
+        sync_reports: 'RANGE (received_at)',
+        usage_daily: 'RANGE (day)',
+        usage_hourly: 'RANGE (hour)',
+        version_usage_hourly: 'RANGE (hour)',
+      });
+      expect([...DAILY_PARTITIONED, ...MONTHLY_PARTITIONED].sort()).toEqual(rows.map((row) => row.table));
+    } finally {
+      await dataSource.destroy();
+    }
   });
 });

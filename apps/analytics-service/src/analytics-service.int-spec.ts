@@ -14,6 +14,7 @@ import {
 } from '@licensing/shared/testing';
 import { startAnalyticsService } from './app';
 import { loadAnalyticsServiceConfig } from './config';
+import { PartitionMaintenanceJob, PartitionsService } from './partitions/partitions.service';
 import { SYNC_REPORT_CONSUMER } from './reports/sync-report.consumer';
 
 /**
@@ -22,7 +23,8 @@ import { SYNC_REPORT_CONSUMER } from './reports/sync-report.consumer';
  */
 describe('analytics service', () => {
   const namespace = uniqueNamespace();
-  const env = testEnv(namespace, { ANALYTICS_BATCH_SIZE: '25' });
+  // The reports below are dated in early 2026: retention long enough that none of them expire.
+  const env = testEnv(namespace, { ANALYTICS_BATCH_SIZE: '25', ANALYTICS_RAW_RETENTION_DAYS: '3650' });
   let app: INestApplication;
   let bus: BusTestClient;
   let publisher: BusClient;
@@ -343,6 +345,68 @@ describe('analytics service', () => {
       });
     });
 
+    it('answers ranges that start or end inside an hour or a day as the raw reports do', async () => {
+      // What the service answered before rollups: every bucket aggregated from raw reports.
+      const raw = async (interval: 'hour' | 'day', from: string, to: string, productId?: string) => {
+        const rows = await app.get(DataSource).query<Array<Record<string, unknown> & { bucket: Date }>>(
+          `SELECT date_trunc($5, received_at, 'UTC') AS bucket, count(*)::int AS syncs,
+                  count(DISTINCT license_id)::int AS licenses,
+                  count(DISTINCT hardware_fingerprint)::int AS fingerprints, max(seats_in_use) AS peak_seats_in_use
+             FROM analytics.sync_reports
+            WHERE org_id = $1 AND received_at >= $2 AND received_at < $3 AND ($4::uuid IS NULL OR product_id = $4)
+            GROUP BY 1 ORDER BY 1`,
+          [orgId, from, to, productId ?? null, interval],
+        );
+        return rows.map((row) => ({ ...row, bucket: row.bucket.toISOString() }));
+      };
+      const ranges = [
+        ['2026-03-01T10:30:00.000Z', '2026-03-02T00:30:00.000Z'],
+        ['2026-03-01T10:06:00.000Z', '2026-03-01T10:59:59.999Z'],
+        ['2026-03-01T10:40:00.000Z', '2026-03-02T08:00:00.001Z'],
+        ['2026-02-28T23:00:00.000Z', '2026-03-03T00:00:00.001Z'],
+        ['2026-03-01T11:00:00.000Z', '2026-03-02T00:00:00.000Z'],
+      ];
+      for (const [from, to] of ranges) {
+        for (const interval of ['hour', 'day'] as const) {
+          for (const product_id of [undefined, productA, productB]) {
+            const usage = await org().send(Messages.analytics.usage, { from, to, interval, product_id });
+            expect([from, to, interval, product_id, usage.buckets]).toEqual([
+              from,
+              to,
+              interval,
+              product_id,
+              await raw(interval, from, to, product_id),
+            ]);
+          }
+        }
+      }
+      expect(
+        await org().send(Messages.analytics.features, {
+          from: '2026-03-01T10:30:00.000Z',
+          to: '2026-03-02T00:00:00.001Z',
+        }),
+      ).toEqual({
+        features: [
+          { feature: 'pro', count: 2 },
+          { feature: 'sso', count: 1 },
+        ],
+        total: 2,
+      });
+      expect(
+        await org().send(Messages.analytics.versions, {
+          from: '2026-03-01T10:30:00.000Z',
+          to: '2026-03-01T11:00:00.001Z',
+          product_id: productA,
+        }),
+      ).toEqual({
+        versions: [
+          { app_version: '1.1', count: 2 },
+          { app_version: null, count: 1 },
+        ],
+        total: 2,
+      });
+    });
+
     it("never shows one organization's reports to another", async () => {
       const stranger = bus.as(randomUUID());
       expect(await stranger.send(Messages.analytics.usage, day)).toEqual({
@@ -356,6 +420,59 @@ describe('analytics service', () => {
         code: 'not_found',
       });
     });
+  });
+
+  it('counts distinct active licenses and machines over 24 hours, 7 and 30 days, per product or all', async () => {
+    const orgId = randomUUID();
+    const [p1, p2, l1, l2, l3] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+    const reports = [
+      report(orgId, { license_id: l1, product_id: p1, hardware_fingerprint: 'm1', received_at: ago(0) }),
+      report(orgId, { license_id: l1, product_id: p1, hardware_fingerprint: 'm2', received_at: ago(1000) }),
+      // The same machine under another product's license: one machine for the organization.
+      report(orgId, { license_id: l2, product_id: p2, hardware_fingerprint: 'm1', received_at: ago(2000) }),
+      report(orgId, {
+        license_id: l3,
+        product_id: p2,
+        hardware_fingerprint: 'm3',
+        received_at: ago(10 * 86_400_000),
+      }),
+    ];
+    for (const r of reports) await publish(r);
+    const org = bus.as(orgId);
+    await waitFor(async () => (await org.send(Messages.analytics.active, { window: '30d' })).licenses === 3, {
+      what: 'the active reports',
+    });
+    expect(await org.send(Messages.analytics.active, {})).toMatchObject({
+      window: '24h',
+      licenses: 2,
+      machines: 2,
+    });
+    expect(await org.send(Messages.analytics.active, { window: '7d', product_id: p2 })).toMatchObject({
+      licenses: 1,
+      machines: 1,
+    });
+    const month = await org.send(Messages.analytics.active, { window: '30d' });
+    expect(month).toMatchObject({ window: '30d', licenses: 3, machines: 3 });
+    expect(month.from).toMatch(/T00:00:00\.000Z$/);
+    await expect(org.send(Messages.analytics.active, { window: '1y' })).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [expect.objectContaining({ field: 'window' })],
+    });
+  });
+
+  it('drops whole partitions once they are past retention, never rows', async () => {
+    await app.get(PartitionsService).ensure(['2016-01-15']);
+    const partitions = () =>
+      app
+        .get(DataSource)
+        .query<Array<{ relname: string }>>(
+          "SELECT relname FROM pg_class WHERE relname LIKE '%\\_p201601%' ORDER BY relname",
+        )
+        .then((rows) => rows.map((row) => row.relname));
+    expect(await partitions()).toContain('sync_reports_p20160115');
+    await app.get(PartitionMaintenanceJob).run();
+    expect(await partitions()).toEqual([]);
   });
 
   it('refuses ranges that end before they start, are too long, or have an unknown interval', async () => {

@@ -4,11 +4,13 @@ import { BusModule } from '@licensing/shared/messaging';
 import { AnalyticsModule } from './analytics/analytics.module';
 import { ANALYTICS_CONFIG, AnalyticsServiceConfig } from './config';
 import { ANALYTICS_MIGRATIONS } from './migrations';
+import { ROLLUP_ENTITIES } from './reports/rollup.entity';
 import { SyncReportEntity } from './reports/sync-report.entity';
+import { PartitionsModule } from './partitions/partitions.module';
 import { ReportsModule } from './reports/reports.module';
 
 export const ANALYTICS_SCHEMA = 'analytics';
-export const ANALYTICS_ENTITIES = [SyncReportEntity];
+export const ANALYTICS_ENTITIES = [SyncReportEntity, ...ROLLUP_ENTITIES];
 
 @Module({})
 export class AnalyticsServiceModule {
@@ -31,6 +33,7 @@ export class AnalyticsServiceModule {
           streamReplicas: config.JETSTREAM_REPLICAS,
           name: 'analytics-service',
         }),
+        PartitionsModule,
         ReportsModule,
         AnalyticsModule,
       ],

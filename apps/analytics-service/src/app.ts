@@ -4,6 +4,7 @@ import { ensureDatabase, migrate } from '@licensing/shared/database';
 import { startBusService } from '@licensing/shared/messaging';
 import { ANALYTICS_SCHEMA, AnalyticsServiceModule } from './app.module';
 import { AnalyticsServiceConfig } from './config';
+import { PartitionMaintenanceJob } from './partitions/partitions.service';
 import { SyncReportConsumer } from './reports/sync-report.consumer';
 
 /**
@@ -16,6 +17,9 @@ export async function startAnalyticsService(config: AnalyticsServiceConfig): Pro
     name: 'analytics-service',
     config,
     beforeInit: (app) => migrate(app.get(DataSource), ANALYTICS_SCHEMA),
-    beforeListen: (app) => app.get(SyncReportConsumer).start(),
+    beforeListen: async (app) => {
+      await app.get(PartitionMaintenanceJob).prepare();
+      await app.get(SyncReportConsumer).start();
+    },
   });
 }

@@ -18,6 +18,26 @@ export const analyticsServiceEnv = {
     description:
       'Longest a fetch from the stream waits for its batch to fill before the reports it has are written',
   }),
+  ANALYTICS_RAW_RETENTION_DAYS: env.int({
+    default: 30,
+    min: 1,
+    max: 3660,
+    description:
+      'Days of raw sync reports (and of the per-license and per-machine active rows) kept; older days are dropped a whole partition at a time',
+  }),
+  ANALYTICS_ROLLUP_RETENTION_DAYS: env.int({
+    default: 730,
+    min: 31,
+    max: 36_600,
+    description:
+      'Days of hourly and daily rollups kept; older months are dropped a whole partition at a time',
+  }),
+  ANALYTICS_PARTITIONS_AHEAD_DAYS: env.int({
+    default: 2,
+    min: 1,
+    max: 60,
+    description: 'Days of partitions created ahead of today, at boot and every hour',
+  }),
 };
 
 export type AnalyticsServiceConfig = ConfigOf<typeof analyticsServiceEnv>;

@@ -62,6 +62,7 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'GET /analytics/usage': ['admin', 'read'],
   'GET /analytics/features': ['admin', 'read'],
   'GET /analytics/versions': ['admin', 'read'],
+  'GET /analytics/active': ['admin', 'read'],
 
   'GET /key-pairs': ['admin', 'read'],
   'POST /key-pairs': ['admin'],
@@ -170,6 +171,7 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   'GET /analytics/usage': async (w) => ({ path: `/analytics/usage?${w.range}` }),
   'GET /analytics/features': async (w) => ({ path: `/analytics/features?${w.range}` }),
   'GET /analytics/versions': async (w) => ({ path: `/analytics/versions?${w.range}` }),
+  'GET /analytics/active': async () => ({ path: '/analytics/active?window=7d' }),
 
   'GET /key-pairs': async () => ({ path: '/key-pairs' }),
   'POST /key-pairs': async () => ({ path: '/key-pairs', body: { algorithm: 'ed25519' } }),
@@ -371,6 +373,13 @@ const TENANCY: Record<RouteKey, Tenancy> = {
   'GET /analytics/versions': {
     call: (w) => ({ method: 'GET', path: `/analytics/versions?${w.range}&product_id=${w.product.id}` }),
     expect: emptyList('versions'),
+  },
+  'GET /analytics/active': {
+    call: (w) => ({ method: 'GET', path: `/analytics/active?window=30d&product_id=${w.product.id}` }),
+    expect: (response: ApiResponse) => {
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ window: '30d', licenses: 0, machines: 0 });
+    },
   },
 
   'GET /key-pairs': {

@@ -116,6 +116,17 @@ describe('usage analytics through the gateway', () => {
       total: 2,
     });
 
+    expect(
+      (await reader.get(`/api/v1/analytics/active?window=24h&product_id=${product.id}`)).body,
+    ).toMatchObject({
+      window: '24h',
+      licenses: 1,
+      machines: 3,
+    });
+    expect(
+      (await reader.get(`/api/v1/licenses/${license.id}/usage?product_id=${product.id}`)).body.syncs,
+    ).toBe(n);
+
     // Another organization sees none of it, and cannot tell the license exists.
     expect((await other.api.get(`/api/v1/analytics/usage?${range}`)).body).toEqual({
       interval: 'day',

@@ -8,6 +8,8 @@ import {
   ValidationResultView,
 } from './activations/activation.dto';
 import {
+  ActiveQueryDto,
+  ActiveView,
   AnalyticsRangeQueryDto,
   FeaturesView,
   LicenseUsageRequest,
@@ -159,6 +161,7 @@ export const Messages = {
       'analytics.license-usage.v1',
       LicenseUsageView,
     ),
+    active: defineMessage<ActiveQueryDto, ActiveView>('analytics.active.v1', ActiveView),
   },
   webhook: {
     create: defineMessage<CreateWebhookDto, WebhookCreatedView>('webhook.create.v1', WebhookCreatedView),

@@ -1,4 +1,6 @@
 import {
+  ActiveQueryDto,
+  ActiveView,
   AnalyticsRangeQueryDto,
   FeaturesView,
   LicenseUsageRequest,
@@ -33,5 +35,10 @@ export class AnalyticsController {
   @Handles(Messages.analytics.licenseUsage)
   licenseUsage(@BusOrg() orgId: string, @BusData() request: LicenseUsageRequest): Promise<LicenseUsageView> {
     return this.analytics.licenseUsage(orgId, request);
+  }
+
+  @Handles(Messages.analytics.active)
+  active(@BusOrg() orgId: string, @BusData() query: ActiveQueryDto): Promise<ActiveView> {
+    return this.analytics.active(orgId, query);
   }
 }

@@ -2,7 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { PageRequest, pageWindow } from '@licensing/shared/database';
+import { ALL_PRODUCTS } from '../reports/rollup.entity';
 import { syncReportsTable } from '../reports/sync-report.entity';
+
+const utcDate = (at: Date): string => at.toISOString().slice(0, 10);
 
 /** Which reports a query looks at: always one organization, `from` inclusive, `to` exclusive. */
 export interface ReportScope {
@@ -34,36 +37,111 @@ export interface LicenseUsageRow {
   total: number;
 }
 
+const HOUR_MS = 3600_000;
+const DAY_MS = 24 * HOUR_MS;
+const floorTo = (at: Date, unit: number): Date => new Date(Math.floor(at.getTime() / unit) * unit);
+const ceilTo = (at: Date, unit: number): Date => new Date(Math.ceil(at.getTime() / unit) * unit);
+
+/** `[from, to)`; empty when from >= to. */
+export interface Span {
+  from: Date;
+  to: Date;
+}
+
 /**
- * The read side of sync_reports. Each query is one statement, so a page and its total come from
- * the same snapshot even while reports keep arriving. Every statement filters on org_id first.
+ * How a range splits between the rollups of a unit (hour or day) and raw reports: the whole units
+ * inside it, and the partial units at its ends (none, one, or two). Pure, for the tests.
+ */
+export function splitRange(from: Date, to: Date, unit: number): { whole: Span | null; partial: Span[] } {
+  const wholeFrom = ceilTo(from, unit);
+  const wholeTo = floorTo(to, unit);
+  if (wholeFrom.getTime() >= wholeTo.getTime()) {
+    if (wholeFrom.getTime() === wholeTo.getTime() && from < wholeFrom && wholeTo < to) {
+      return {
+        whole: null,
+        partial: [
+          { from, to: wholeFrom },
+          { from: wholeTo, to },
+        ],
+      };
+    }
+    return { whole: null, partial: [{ from, to }] };
+  }
+  const partial: Span[] = [];
+  if (from < wholeFrom) partial.push({ from, to: wholeFrom });
+  if (wholeTo < to) partial.push({ from: wholeTo, to });
+  return { whole: { from: wholeFrom, to: wholeTo }, partial };
+}
+
+/** Bind parameters collected as a statement is built. */
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/**
+ * The read side. Whole hours and days come from the rollups that the consumer maintains as it
+ * stores reports (reports/rollup.entity.ts); only the partial hours at the ends of a range are
+ * read from raw reports, so a query costs the number of buckets it answers, not the number of
+ * reports behind them. A day bucket that the range cuts (from or to inside it) counts its distinct
+ * licenses and machines over the hourly active rows of its whole hours plus the raw reports of its
+ * partial hours. Every statement filters on org_id first, and is one statement, so a page and its
+ * total come from the same snapshot even while reports keep arriving.
  */
 @Injectable()
 export class AnalyticsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   usage(scope: ReportScope, interval: 'hour' | 'day', page: PageRequest): Promise<Page<UsageBucketRow>> {
-    return this.paged(
-      scope,
-      `SELECT date_trunc('${interval === 'hour' ? 'hour' : 'day'}', received_at, 'UTC') AS bucket,
-              count(*)::int AS syncs,
-              count(DISTINCT license_id)::int AS licenses,
-              count(DISTINCT hardware_fingerprint)::int AS fingerprints,
-              max(seats_in_use) AS peak_seats_in_use
-         FROM ${this.table} r WHERE %SCOPE% GROUP BY 1`,
-      'bucket ASC',
-      page,
-    );
+    const p = new Params();
+    const org = p.add(scope.orgId);
+    const product = scope.productId === undefined ? null : p.add(scope.productId);
+    // Added only where a statement uses it: PostgreSQL refuses a parameter it cannot type.
+    let allProducts: string | undefined;
+    const rollupProduct = (): string => product ?? (allProducts ??= p.add(ALL_PRODUCTS));
+    const parts: string[] = [];
+    if (interval === 'hour') {
+      const { whole, partial } = splitRange(scope.from, scope.to, HOUR_MS);
+      if (whole) {
+        parts.push(
+          `SELECT hour AS bucket, syncs, licenses, fingerprints, peak_seats_in_use FROM analytics.usage_hourly
+            WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND hour >= ${p.add(whole.from)} AND hour < ${p.add(whole.to)}`,
+        );
+      }
+      if (partial.length > 0) {
+        parts.push(
+          `SELECT date_trunc('hour', received_at, 'UTC') AS bucket, count(*)::int AS syncs,
+                  count(DISTINCT license_id)::int AS licenses, count(DISTINCT hardware_fingerprint)::int AS fingerprints,
+                  max(seats_in_use) AS peak_seats_in_use
+             FROM analytics.sync_reports WHERE ${this.raw(p, org, product, partial)} GROUP BY 1`,
+        );
+      }
+    } else {
+      const { whole, partial } = splitRange(scope.from, scope.to, DAY_MS);
+      if (whole) {
+        parts.push(
+          `SELECT day::timestamp AT TIME ZONE 'UTC' AS bucket, syncs, licenses, fingerprints, peak_seats_in_use
+             FROM analytics.usage_daily
+            WHERE org_id = ${org} AND product_id = ${rollupProduct()}
+              AND day >= ${p.add(utcDate(whole.from))}::date AND day < ${p.add(utcDate(whole.to))}::date`,
+        );
+      }
+      for (const day of partial) parts.push(this.partialDay(p, org, product, rollupProduct, day));
+    }
+    return this.paged(p, parts.join(' UNION ALL '), 'bucket ASC', page);
   }
 
   features(scope: ReportScope, page: PageRequest): Promise<Page<{ feature: string; count: number }>> {
-    return this.paged(
+    return this.counted(
       scope,
-      `SELECT f.feature, count(*)::int AS count
-         FROM ${this.table} r CROSS JOIN LATERAL unnest(r.features_used) AS f(feature)
-        WHERE %SCOPE% GROUP BY f.feature`,
-      'count DESC, feature COLLATE "C" ASC',
       page,
+      'feature',
+      'feature_usage_hourly',
+      'f.feature FROM analytics.sync_reports r CROSS JOIN LATERAL unnest(r.features_used) AS f(feature)',
+      'count DESC, feature COLLATE "C" ASC',
     );
   }
 
@@ -71,20 +149,57 @@ export class AnalyticsRepository {
     scope: ReportScope,
     page: PageRequest,
   ): Promise<Page<{ app_version: string | null; count: number }>> {
-    return this.paged(
+    return this.counted(
       scope,
-      `SELECT app_version, count(*)::int AS count FROM ${this.table} r WHERE %SCOPE% GROUP BY app_version`,
-      'count DESC, app_version COLLATE "C" ASC NULLS LAST',
       page,
+      'app_version',
+      'version_usage_hourly',
+      "coalesce(r.app_version, '') FROM analytics.sync_reports r",
+      'count DESC, app_version COLLATE "C" ASC NULLS LAST',
+      "nullif(app_version, '')",
     );
   }
 
-  async licenseUsage(orgId: string, licenseId: string, page: PageRequest): Promise<LicenseUsageRow> {
+  /**
+   * Distinct licenses and machines that synced in [from, now]: whole UTC hours (24h) or days (7d,
+   * 30d) from the active tables, so the window starts on a boundary.
+   */
+  async active(
+    orgId: string,
+    productId: string | undefined,
+    from: Date,
+    unit: 'hour' | 'day',
+  ): Promise<{ licenses: number; machines: number }> {
+    const p = new Params();
+    const org = p.add(orgId);
+    const product = productId === undefined ? null : p.add(productId);
+    const start = unit === 'hour' ? p.add(from) : `${p.add(utcDate(from))}::date`;
+    const suffix = unit === 'hour' ? 'hourly' : 'daily';
+    const [row] = await this.dataSource.query<Array<{ licenses: number; machines: number }>>(
+      `SELECT (SELECT count(DISTINCT license_id)::int FROM analytics.active_licenses_${suffix}
+                WHERE org_id = ${org} ${product ? `AND product_id = ${product}` : ''} AND ${unit} >= ${start}) AS licenses,
+              (SELECT count(DISTINCT fingerprint)::int FROM analytics.active_fingerprints_${suffix}
+                WHERE org_id = ${org} AND product_id = ${product ?? p.add(ALL_PRODUCTS)} AND ${unit} >= ${start}) AS machines`,
+      p.values,
+    );
+    return row!;
+  }
+
+  /**
+   * From the raw reports kept (ANALYTICS_RAW_RETENTION_DAYS): the license's reports within
+   * retention, through its (license_id, received_at) index in each day's partition.
+   */
+  async licenseUsage(
+    orgId: string,
+    licenseId: string,
+    productId: string | undefined,
+    page: PageRequest,
+  ): Promise<LicenseUsageRow> {
     const { skip, take } = pageWindow(page);
     const [row] = await this.dataSource.query<LicenseUsageRow[]>(
       `WITH mine AS (
          SELECT received_at, hardware_fingerprint, app_version, seats_in_use
-           FROM ${this.table} WHERE org_id = $1 AND license_id = $2),
+           FROM ${this.table} WHERE org_id = $1 AND license_id = $2 AND ($5::uuid IS NULL OR product_id = $5)),
        prints AS (
          SELECT hardware_fingerprint AS fingerprint, max(received_at) AS last_sync_at
            FROM mine WHERE hardware_fingerprint IS NOT NULL GROUP BY 1)
@@ -98,37 +213,97 @@ export class AnalyticsRepository {
                       max(seats_in_use) AS peak_seats_in_use,
                       coalesce(array_agg(DISTINCT app_version) FILTER (WHERE app_version IS NOT NULL), '{}') AS versions
                  FROM mine) s`,
-      [orgId, licenseId, take, skip],
+      [orgId, licenseId, take, skip, productId ?? null],
     );
     return row!;
+  }
+
+  /** One UTC day that the range cuts: its whole hours from the rollups, its partial hours raw. */
+  private partialDay(
+    p: Params,
+    org: string,
+    product: string | null,
+    rollupProduct: () => string,
+    day: Span,
+  ): string {
+    const { whole, partial } = splitRange(day.from, day.to, HOUR_MS);
+    const bucket = p.add(floorTo(day.from, DAY_MS));
+    const hours = whole ? `hour >= ${p.add(whole.from)} AND hour < ${p.add(whole.to)}` : 'false';
+    const raw = partial.length > 0 ? this.raw(p, org, product, partial) : 'false';
+    const onProduct = product ? `AND product_id = ${product}` : '';
+    return `SELECT ${bucket}::timestamptz AS bucket, s.syncs, l.licenses, f.fingerprints, s.peak_seats_in_use
+      FROM (SELECT coalesce(sum(syncs), 0)::int AS syncs, max(peak) AS peak_seats_in_use FROM (
+              SELECT syncs, peak_seats_in_use AS peak FROM analytics.usage_hourly
+               WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND ${hours}
+              UNION ALL SELECT 1, seats_in_use FROM analytics.sync_reports WHERE ${raw}) x) s,
+           (SELECT count(DISTINCT license_id)::int AS licenses FROM (
+              SELECT license_id FROM analytics.active_licenses_hourly WHERE org_id = ${org} ${onProduct} AND ${hours}
+              UNION ALL SELECT license_id FROM analytics.sync_reports WHERE ${raw}) x) l,
+           (SELECT count(DISTINCT fp)::int AS fingerprints FROM (
+              SELECT fingerprint AS fp FROM analytics.active_fingerprints_hourly
+               WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND ${hours}
+              UNION ALL SELECT hardware_fingerprint FROM analytics.sync_reports WHERE ${raw}) x) f
+     WHERE s.syncs > 0`;
+  }
+
+  /** Raw reports of the organization (and product) within the spans. */
+  private raw(p: Params, org: string, product: string | null, spans: Span[]): string {
+    const within = spans
+      .map((span) => `(received_at >= ${p.add(span.from)} AND received_at < ${p.add(span.to)})`)
+      .join(' OR ');
+    return `org_id = ${org} ${product ? `AND product_id = ${product}` : ''} AND (${within})`;
+  }
+
+  /** Reports per key (feature, version) over the range: whole hours from a rollup, partial ones raw. */
+  private counted<T>(
+    scope: ReportScope,
+    page: PageRequest,
+    key: string,
+    rollup: string,
+    rawKeyFrom: string,
+    order: string,
+    shown = key,
+  ): Promise<Page<T>> {
+    const p = new Params();
+    const org = p.add(scope.orgId);
+    const product = scope.productId === undefined ? null : p.add(scope.productId);
+    const { whole, partial } = splitRange(scope.from, scope.to, HOUR_MS);
+    const parts: string[] = [];
+    if (whole) {
+      parts.push(
+        `SELECT ${key} AS key, syncs FROM analytics.${rollup}
+          WHERE org_id = ${org} ${product ? `AND product_id = ${product}` : ''}
+            AND hour >= ${p.add(whole.from)} AND hour < ${p.add(whole.to)}`,
+      );
+    }
+    if (partial.length > 0) {
+      parts.push(`SELECT ${rawKeyFrom.replace(' FROM', ' AS key, 1 AS syncs FROM')}
+                   WHERE ${this.raw(p, org, product, partial)}`);
+    }
+    return this.paged(
+      p,
+      `SELECT ${shown.replace(key, 'key')} AS ${key}, sum(syncs)::int AS count FROM (${parts.join(' UNION ALL ')}) x GROUP BY key`,
+      order,
+      page,
+    );
   }
 
   /**
    * One page of a grouped query and the number of groups. The LEFT JOIN keeps one row even when
    * the page is past the end, so the total still arrives.
    */
-  private async paged<T>(
-    scope: ReportScope,
-    grouped: string,
-    order: string,
-    page: PageRequest,
-  ): Promise<Page<T>> {
-    const params: unknown[] = [scope.orgId, scope.from, scope.to];
-    let where = 'r.org_id = $1 AND r.received_at >= $2 AND r.received_at < $3';
-    if (scope.productId !== undefined) {
-      params.push(scope.productId);
-      where += ` AND r.product_id = $${params.length}`;
-    }
+  private async paged<T>(p: Params, grouped: string, order: string, page: PageRequest): Promise<Page<T>> {
     const { skip, take } = pageWindow(page);
-    params.push(take, skip);
+    const limit = p.add(take);
+    const offset = p.add(skip);
     const rows = await this.dataSource.query<Array<T & { total: number; has_row: boolean | null }>>(
-      `WITH grouped AS (${grouped.replace('%SCOPE%', where)})
+      `WITH grouped AS (${grouped})
        SELECT (SELECT count(*)::int FROM grouped) AS total, page.*
          FROM (SELECT 1) one
          LEFT JOIN LATERAL (
            SELECT grouped.*, true AS has_row FROM grouped
-            ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}) page ON true`,
-      params,
+            ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}) page ON true`,
+      p.values,
     );
     return {
       total: rows[0]?.total ?? 0,

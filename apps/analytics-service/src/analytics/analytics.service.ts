@@ -1,5 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import {
+  ActiveQueryDto,
+  ActiveView,
+  ActiveWindow,
   AnalyticsRangeQueryDto,
   FeaturesView,
   LicenseUsageRequest,
@@ -14,7 +17,8 @@ import { DomainError } from '@licensing/shared/errors';
 import { BusClient } from '@licensing/shared/messaging';
 import { AnalyticsRepository, ReportScope } from './analytics.repository';
 
-const DAY_MS = 24 * 3600 * 1000;
+const HOUR_MS = 3600 * 1000;
+const DAY_MS = 24 * HOUR_MS;
 
 /**
  * The longest range a query may span, in days. Hourly buckets stop at a month (744 buckets, a
@@ -35,6 +39,18 @@ export function rangeOf(query: { from: string; to: string }, maxDays: number): {
     ]);
   }
   return { from, to };
+}
+
+/** Where an active window starts: whole UTC hours for 24h, whole UTC days for 7d and 30d. */
+export function activeWindowStart(window: ActiveWindow, now: Date): { from: Date; unit: 'hour' | 'day' } {
+  switch (window) {
+    case '24h':
+      return { from: new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS - 23 * HOUR_MS), unit: 'hour' };
+    case '7d':
+      return { from: new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - 6 * DAY_MS), unit: 'day' };
+    case '30d':
+      return { from: new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - 29 * DAY_MS), unit: 'day' };
+  }
 }
 
 /** Versions in the order a person reads them: 2.10.0 after 2.9.1. */
@@ -80,8 +96,11 @@ export class AnalyticsService {
    * its serial there). Without reports, only the license service can tell an unused license from
    * one that does not exist or belongs to someone else, and it answers 404 for both.
    */
-  async licenseUsage(orgId: string, { id, ...page }: LicenseUsageRequest): Promise<LicenseUsageView> {
-    const usage = await this.analytics.licenseUsage(orgId, id, pageOf(page));
+  async licenseUsage(
+    orgId: string,
+    { id, product_id, ...page }: LicenseUsageRequest,
+  ): Promise<LicenseUsageView> {
+    const usage = await this.analytics.licenseUsage(orgId, id, product_id, pageOf(page));
     if (usage.syncs === 0) await this.bus.send(Messages.license.get, { id });
     return {
       license_id: id,
@@ -95,6 +114,14 @@ export class AnalyticsService {
       })),
       total: usage.total,
     };
+  }
+
+  /** Distinct licenses and machines of the window, which starts on a UTC hour (24h) or day boundary. */
+  async active(orgId: string, query: ActiveQueryDto, now = new Date()): Promise<ActiveView> {
+    const window = query.window ?? '24h';
+    const { from, unit } = activeWindowStart(window, now);
+    const counts = await this.analytics.active(orgId, query.product_id, from, unit);
+    return { window, from: from.toISOString(), to: now.toISOString(), ...counts };
   }
 
   private scope(orgId: string, query: AnalyticsRangeQueryDto, maxDays: number): ReportScope {

@@ -1,4 +1,5 @@
 import { CreateSyncReports1795377014165 } from './1795377014165-CreateSyncReports';
+import { PartitionSyncReports1795900000000 } from './1795900000000-PartitionSyncReports';
 
-/** In order of application; the timestamp in each name is when it was generated. */
-export const ANALYTICS_MIGRATIONS = [CreateSyncReports1795377014165];
+/** In order of application; the timestamp in each name is when it was generated (or written). */
+export const ANALYTICS_MIGRATIONS = [CreateSyncReports1795377014165, PartitionSyncReports1795900000000];

@@ -9,6 +9,7 @@ import {
   storeBatch,
 } from '@licensing/shared/messaging';
 import { ANALYTICS_CONFIG, AnalyticsServiceConfig } from '../config';
+import { PartitionsService, utcDay } from '../partitions/partitions.service';
 import { SyncReportsRepository } from './sync-reports.repository';
 
 /** Every replica binds the same durable consumer, so JetStream hands each report to one of them. */
@@ -54,7 +55,8 @@ export function decodeSyncReport(data: Uint8Array, orgOfSubject?: string): Decod
 
 /**
  * Moves usage reports from the SYNC_REPORTS stream into PostgreSQL, a batch at a time: fetch up to
- * ANALYTICS_BATCH_SIZE, write them in one statement, then acknowledge them. A report is
+ * ANALYTICS_BATCH_SIZE, write them and fold them into the rollups in one statement, then
+ * acknowledge them. A report is
  * acknowledged only once it is stored, so a crash anywhere means redelivery, never loss; the
  * primary key on report_id turns the redelivery into a no-op.
  *
@@ -71,6 +73,7 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
   constructor(
     bus: BusClient,
     private readonly reports: SyncReportsRepository,
+    private readonly partitions: PartitionsService,
     @Inject(ANALYTICS_CONFIG) config: AnalyticsServiceConfig,
   ) {
     this.consumer = new DurableConsumer(bus, {
@@ -81,7 +84,7 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
         return 'problem' in decoded ? decoded : { value: decoded.report };
       },
       process: (batch) =>
-        storeBatch(batch, (reports) => this.reports.insert(reports), {
+        storeBatch(batch, (reports) => this.store(reports), {
           isRefusal: isDataError,
           by: 'PostgreSQL',
         }),
@@ -91,6 +94,12 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
       maxAckPending: MAX_ACK_PENDING,
       retryDelayMs: RETRY_DELAY_MS,
     });
+  }
+
+  /** A late report (the service was down) may need a day's partitions that were not made ahead. */
+  private async store(reports: SyncReportRecord[]): Promise<number> {
+    await this.partitions.ensure(reports.map((report) => utcDay(report.received_at)));
+    return this.reports.insert(reports);
   }
 
   /**

@@ -2,13 +2,13 @@ import { Check, Column, DataSource, Entity, Index, PrimaryColumn } from 'typeorm
 import { TIMESTAMP } from '@licensing/shared/database';
 
 /**
- * One usage report, as the revocation service accepted it. The primary key is the report id: a
- * report that reaches us twice (redelivered, or published again) is stored once, whatever the
- * stream did, so counts never double.
+ * One usage report, as the revocation service accepted it. The table is partitioned by UTC day of
+ * received_at (see the PartitionSyncReports migration), so the primary key must hold received_at
+ * too: a report that reaches us twice as the same record (redelivered, or published again) is
+ * stored once, whatever the stream did, so counts never double.
  */
 @Entity({ name: 'sync_reports' })
 @Index('ix_sync_reports_org_received', ['orgId', 'receivedAt'])
-@Index('ix_sync_reports_org_product_received', ['orgId', 'productId', 'receivedAt'])
 @Index('ix_sync_reports_license_received', ['licenseId', 'receivedAt'])
 @Check('ck_sync_reports_seats', 'seats_in_use IS NULL OR seats_in_use >= 0')
 export class SyncReportEntity {
@@ -42,7 +42,7 @@ export class SyncReportEntity {
   @Column('varchar', { length: 20 })
   status!: string;
 
-  @Column({ ...TIMESTAMP, name: 'received_at' })
+  @PrimaryColumn({ ...TIMESTAMP, name: 'received_at', primaryKeyConstraintName: 'pk_sync_reports' })
   receivedAt!: Date;
 }
 

@@ -1,10 +1,12 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import {
+  ActiveQueryDto,
+  ActiveView,
   AnalyticsRangeQueryDto,
   FeaturesView,
+  LicenseUsageQueryDto,
   LicenseUsageView,
-  PageQueryDto,
   Messages,
   UsageQueryDto,
   UsageView,
@@ -76,6 +78,23 @@ export class AnalyticsController {
   versions(@Query() query: AnalyticsRangeQueryDto): Promise<VersionsView> {
     return this.bus.send(Messages.analytics.versions, query);
   }
+
+  @Get('active')
+  @Operation({
+    id: 'getActiveUsage',
+    summary: 'Active licenses and machines',
+    description:
+      'Distinct licenses and machines (fingerprints) that synced in the last `window` (`24h`, `7d` or ' +
+      '`30d`, counted over whole UTC hours or days); `product_id` narrows to one product.',
+  })
+  @AllowScopes('read')
+  @Answers(Messages.analytics.active, {
+    description: 'Distinct licenses and machines that synced in the window (whole UTC hours or days)',
+  })
+  @ApiProblems()
+  active(@Query() query: ActiveQueryDto): Promise<ActiveView> {
+    return this.bus.send(Messages.analytics.active, query);
+  }
 }
 
 /** One license's usage; served beside the license routes, answered by the analytics service. */
@@ -89,16 +108,17 @@ export class LicenseUsageController {
     id: 'getLicenseUsage',
     summary: "A license's usage",
     description:
-      "One license's sync history over all time: last sync, number of reports, peak seats in use, the " +
-      'versions seen, and its machines (fingerprints, most recent first, a page at a time). A license ' +
-      'that never synced answers zeros and empty lists.',
+      "One license's sync history within the raw-report retention (30 days by default): last sync, " +
+      'number of reports, peak seats in use, the versions seen, and its machines (fingerprints, most ' +
+      'recent first, a page at a time); `product_id` is accepted for symmetry with the other analytics ' +
+      'routes. A license that never synced answers zeros and empty lists.',
   })
   @AllowScopes('read')
   @Answers(Messages.analytics.licenseUsage, {
     description: 'fingerprints is paginated, most recent sync first',
   })
   @ApiProblems(['not_found', 'the license does not exist in the organization'])
-  usage(@Param('id', uuidParam) id: string, @Query() query: PageQueryDto): Promise<LicenseUsageView> {
+  usage(@Param('id', uuidParam) id: string, @Query() query: LicenseUsageQueryDto): Promise<LicenseUsageView> {
     return this.bus.send(Messages.analytics.licenseUsage, { id, ...query });
   }
 }

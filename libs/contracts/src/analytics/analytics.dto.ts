@@ -74,6 +74,42 @@ export class LicenseUsageView {
   @ApiProperty({ description: 'Distinct fingerprints seen (fingerprints is paginated)' }) total!: number;
 }
 
-export class LicenseUsageRequest extends PageQueryDto {
+export class LicenseUsageQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ format: 'uuid', description: 'Only reports of this product' })
+  @Optional()
+  @IsUUID('all')
+  product_id?: string;
+}
+
+export class LicenseUsageRequest extends LicenseUsageQueryDto {
   @IsUUID('all') id!: string;
+}
+
+export const ACTIVE_WINDOWS = ['24h', '7d', '30d'] as const;
+export type ActiveWindow = (typeof ACTIVE_WINDOWS)[number];
+
+export class ActiveQueryDto {
+  @ApiPropertyOptional({ format: 'uuid', description: 'Only licenses and machines of this product' })
+  @Optional()
+  @IsUUID('all')
+  product_id?: string;
+
+  @ApiPropertyOptional({
+    enum: ACTIVE_WINDOWS,
+    default: '24h',
+    description:
+      '24h: the current UTC hour and the 23 before it; 7d, 30d: today (UTC) and the 6 or 29 days before it',
+  })
+  @Optional()
+  @IsIn(ACTIVE_WINDOWS)
+  window?: ActiveWindow;
+}
+
+export class ActiveView {
+  @ApiProperty({ enum: ACTIVE_WINDOWS }) window!: ActiveWindow;
+  @ApiProperty({ format: 'date-time', description: 'Start of the window (an hour or day boundary, UTC)' })
+  from!: string;
+  @ApiProperty({ format: 'date-time', description: 'When the counts were taken' }) to!: string;
+  @ApiProperty({ description: 'Distinct licenses that synced in the window' }) licenses!: number;
+  @ApiProperty({ description: 'Distinct hardware fingerprints that synced in the window' }) machines!: number;
 }

@@ -1,0 +1,145 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { ExclusiveJob } from '@licensing/shared/database';
+import { ANALYTICS_CONFIG, AnalyticsServiceConfig } from '../config';
+
+const DAY_MS = 24 * 3600 * 1000;
+/** Serializes partition DDL between replicas (CREATE … PARTITION OF IF NOT EXISTS still races). */
+const PARTITIONS_LOCK = 'analytics:partitions';
+
+/** Tables partitioned by UTC day, kept ANALYTICS_RAW_RETENTION_DAYS: `<table>_pYYYYMMDD`. */
+export const DAILY_PARTITIONED = [
+  'sync_reports',
+  'active_licenses_hourly',
+  'active_fingerprints_hourly',
+  'active_licenses_daily',
+  'active_fingerprints_daily',
+] as const;
+/** Tables partitioned by UTC month, kept ANALYTICS_ROLLUP_RETENTION_DAYS: `<table>_pYYYYMM`. */
+export const MONTHLY_PARTITIONED = [
+  'usage_hourly',
+  'usage_daily',
+  'feature_usage_hourly',
+  'version_usage_hourly',
+] as const;
+
+/** `2026-11-23` for any instant of that UTC day. */
+export const utcDay = (at: Date | string): string => new Date(at).toISOString().slice(0, 10);
+
+/**
+ * Partitions that end on or before their table's retention cutoff: raw and active days older than
+ * `rawDays` before today, rollup months that ended more than `rollupDays` ago. Pure, for the tests.
+ */
+export function expiredPartitions(
+  partitions: Array<{ parent: string; name: string }>,
+  now: Date,
+  retention: { rawDays: number; rollupDays: number },
+): string[] {
+  const today = Date.parse(utcDay(now));
+  const rawCutoff = today - retention.rawDays * DAY_MS;
+  const rollupCutoff = now.getTime() - retention.rollupDays * DAY_MS;
+  return partitions
+    .filter(({ parent, name }) => {
+      const suffix = name.slice(parent.length + 2);
+      if ((DAILY_PARTITIONED as readonly string[]).includes(parent) && /^\d{8}$/.test(suffix)) {
+        const day = Date.UTC(+suffix.slice(0, 4), +suffix.slice(4, 6) - 1, +suffix.slice(6, 8));
+        return day < rawCutoff;
+      }
+      if ((MONTHLY_PARTITIONED as readonly string[]).includes(parent) && /^\d{6}$/.test(suffix)) {
+        const end = Date.UTC(+suffix.slice(0, 4), +suffix.slice(4, 6), 1);
+        return end <= rollupCutoff;
+      }
+      return false;
+    })
+    .map(({ name }) => name);
+}
+
+/**
+ * Creates partitions ahead of the reports (for today and the next days at boot and every hour, and
+ * for any day a batch needs, as late reports can), and drops whole partitions once past retention:
+ * expired data never goes row by row.
+ */
+@Injectable()
+export class PartitionsService {
+  private readonly logger = new Logger(PartitionsService.name);
+  /** Days whose partitions this process has made sure of. */
+  private readonly ready = new Set<string>();
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(ANALYTICS_CONFIG) private readonly config: AnalyticsServiceConfig,
+  ) {}
+
+  /** Every partition the given UTC days need exists once this resolves. */
+  async ensure(days: Iterable<string>): Promise<void> {
+    const missing = [...new Set(days)].filter((day) => !this.ready.has(day)).sort();
+    if (missing.length === 0) return;
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [PARTITIONS_LOCK]);
+      for (const day of missing) await manager.query('SELECT analytics.create_partitions($1::date)', [day]);
+    });
+    for (const day of missing) this.ready.add(day);
+  }
+
+  /** Today and ANALYTICS_PARTITIONS_AHEAD_DAYS after it. */
+  ensureAhead(now = new Date()): Promise<void> {
+    const days = [];
+    for (let i = 0; i <= this.config.ANALYTICS_PARTITIONS_AHEAD_DAYS; i += 1) {
+      days.push(utcDay(new Date(now.getTime() + i * DAY_MS)));
+    }
+    return this.ensure(days);
+  }
+
+  /** Drops every expired partition; answers their names. */
+  async dropExpired(manager: EntityManager, now = new Date()): Promise<string[]> {
+    await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [PARTITIONS_LOCK]);
+    const partitions = await manager.query<Array<{ parent: string; name: string }>>(
+      `SELECT p.relname AS parent, c.relname AS name
+         FROM pg_inherits i
+         JOIN pg_class c ON c.oid = i.inhrelid
+         JOIN pg_class p ON p.oid = i.inhparent
+         JOIN pg_namespace n ON n.oid = p.relnamespace
+        WHERE n.nspname = 'analytics' AND p.relname = ANY($1)`,
+      [[...DAILY_PARTITIONED, ...MONTHLY_PARTITIONED]],
+    );
+    const expired = expiredPartitions(partitions, now, {
+      rawDays: this.config.ANALYTICS_RAW_RETENTION_DAYS,
+      rollupDays: this.config.ANALYTICS_ROLLUP_RETENTION_DAYS,
+    });
+    for (const name of expired) await manager.query(`DROP TABLE IF EXISTS analytics."${name}"`);
+    if (expired.length > 0)
+      this.logger.log({ msg: 'dropped expired analytics partitions', partitions: expired });
+    for (const name of expired) {
+      const day = /_p(\d{4})(\d{2})(\d{2})$/.exec(name);
+      if (day) this.ready.delete(`${day[1]}-${day[2]}-${day[3]}`);
+    }
+    return expired;
+  }
+}
+
+/** Hourly, on one replica at a time: partitions ahead, expired ones dropped. */
+@Injectable()
+export class PartitionMaintenanceJob extends ExclusiveJob {
+  protected readonly name = 'analytics-partitions';
+  protected readonly intervalMs = 3600_000;
+
+  constructor(
+    @InjectDataSource() dataSource: DataSource,
+    private readonly partitions: PartitionsService,
+  ) {
+    super(dataSource);
+  }
+
+  protected async pass(manager: EntityManager, now: Date): Promise<number> {
+    await this.partitions.ensureAhead(now);
+    const dropped = await this.partitions.dropExpired(manager, now);
+    // Never a full batch: the next pass waits for the interval.
+    return dropped.length > 0 ? 1 : 0;
+  }
+
+  /** At boot, before the consumer starts: partitions for today and the next days, expired ones dropped. */
+  async prepare(): Promise<void> {
+    await this.run();
+  }
+}

@@ -1,0 +1,139 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { TIMESTAMP } from '@licensing/shared/database';
+
+// The rollups the consumer maintains as it stores each batch (analytics.store_sync_reports), all
+// partitioned by time: the active tables by day (kept as long as raw reports), the counters by month
+// (kept ANALYTICS_ROLLUP_RETENTION_DAYS). TypeORM cannot express the partitioning; these entities
+// state every other part of the tables, and the drift test holds them to the migrations.
+
+/** product_id of the rows that count every product of an organization together. */
+export const ALL_PRODUCTS = '00000000-0000-0000-0000-000000000000';
+
+/** A license that synced in an hour: its first report in that hour adds one to usage_hourly.licenses. */
+@Entity({ name: 'active_licenses_hourly' })
+export class ActiveLicenseHourlyEntity {
+  @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_active_licenses_hourly' })
+  orgId!: string;
+  @PrimaryColumn('uuid', { name: 'product_id', primaryKeyConstraintName: 'pk_active_licenses_hourly' })
+  productId!: string;
+  @PrimaryColumn({ ...TIMESTAMP, name: 'hour', primaryKeyConstraintName: 'pk_active_licenses_hourly' })
+  hour!: Date;
+  @PrimaryColumn('uuid', { name: 'license_id', primaryKeyConstraintName: 'pk_active_licenses_hourly' })
+  licenseId!: string;
+}
+
+@Entity({ name: 'active_licenses_daily' })
+export class ActiveLicenseDailyEntity {
+  @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_active_licenses_daily' })
+  orgId!: string;
+  @PrimaryColumn('uuid', { name: 'product_id', primaryKeyConstraintName: 'pk_active_licenses_daily' })
+  productId!: string;
+  @PrimaryColumn('date', { name: 'day', primaryKeyConstraintName: 'pk_active_licenses_daily' }) day!: string;
+  @PrimaryColumn('uuid', { name: 'license_id', primaryKeyConstraintName: 'pk_active_licenses_daily' })
+  licenseId!: string;
+}
+
+/** A machine seen in an hour, per product and (ALL_PRODUCTS) for the organization. */
+@Entity({ name: 'active_fingerprints_hourly' })
+export class ActiveFingerprintHourlyEntity {
+  @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_active_fingerprints_hourly' })
+  orgId!: string;
+  @PrimaryColumn('uuid', { name: 'product_id', primaryKeyConstraintName: 'pk_active_fingerprints_hourly' })
+  productId!: string;
+  @PrimaryColumn({ ...TIMESTAMP, name: 'hour', primaryKeyConstraintName: 'pk_active_fingerprints_hourly' })
+  hour!: Date;
+  @PrimaryColumn('varchar', {
+    name: 'fingerprint',
+    length: 512,
+    primaryKeyConstraintName: 'pk_active_fingerprints_hourly',
+  })
+  fingerprint!: string;
+}
+
+@Entity({ name: 'active_fingerprints_daily' })
+export class ActiveFingerprintDailyEntity {
+  @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_active_fingerprints_daily' })
+  orgId!: string;
+  @PrimaryColumn('uuid', { name: 'product_id', primaryKeyConstraintName: 'pk_active_fingerprints_daily' })
+  productId!: string;
+  @PrimaryColumn('date', { name: 'day', primaryKeyConstraintName: 'pk_active_fingerprints_daily' })
+  day!: string;
+  @PrimaryColumn('varchar', {
+    name: 'fingerprint',
+    length: 512,
+    primaryKeyConstraintName: 'pk_active_fingerprints_daily',
+  })
+  fingerprint!: string;
+}
+
+/** Per organization, product (or ALL_PRODUCTS) and UTC hour: what /analytics/usage?interval=hour answers. */
+@Entity({ name: 'usage_hourly' })
+export class UsageHourlyEntity {
+  @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_usage_hourly' }) orgId!: string;
+  @PrimaryColumn('uuid', { name: 'product_id', primaryKeyConstraintName: 'pk_usage_hourly' })
+  productId!: string;
+  @PrimaryColumn({ ...TIMESTAMP, name: 'hour', primaryKeyConstraintName: 'pk_usage_hourly' }) hour!: Date;
+  @Column('integer') syncs!: number;
+  @Column('integer') licenses!: number;
+  @Column('integer') fingerprints!: number;
+  @Column('integer', { name: 'peak_seats_in_use', nullable: true }) peakSeatsInUse!: number | null;
+}
+
+@Entity({ name: 'usage_daily' })
+export class UsageDailyEntity {
+  @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_usage_daily' }) orgId!: string;
+  @PrimaryColumn('uuid', { name: 'product_id', primaryKeyConstraintName: 'pk_usage_daily' })
+  productId!: string;
+  @PrimaryColumn('date', { name: 'day', primaryKeyConstraintName: 'pk_usage_daily' }) day!: string;
+  @Column('integer') syncs!: number;
+  @Column('integer') licenses!: number;
+  @Column('integer') fingerprints!: number;
+  @Column('integer', { name: 'peak_seats_in_use', nullable: true }) peakSeatsInUse!: number | null;
+}
+
+/** Reports that listed a feature, per product and hour (the organization's total is their sum). */
+@Entity({ name: 'feature_usage_hourly' })
+export class FeatureUsageHourlyEntity {
+  @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_feature_usage_hourly' })
+  orgId!: string;
+  @PrimaryColumn('uuid', { name: 'product_id', primaryKeyConstraintName: 'pk_feature_usage_hourly' })
+  productId!: string;
+  @PrimaryColumn({ ...TIMESTAMP, name: 'hour', primaryKeyConstraintName: 'pk_feature_usage_hourly' })
+  hour!: Date;
+  @PrimaryColumn('varchar', {
+    name: 'feature',
+    length: 100,
+    primaryKeyConstraintName: 'pk_feature_usage_hourly',
+  })
+  feature!: string;
+  @Column('integer') syncs!: number;
+}
+
+/** Reports per app version, per product and hour; '' is a report without a version. */
+@Entity({ name: 'version_usage_hourly' })
+export class VersionUsageHourlyEntity {
+  @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_version_usage_hourly' })
+  orgId!: string;
+  @PrimaryColumn('uuid', { name: 'product_id', primaryKeyConstraintName: 'pk_version_usage_hourly' })
+  productId!: string;
+  @PrimaryColumn({ ...TIMESTAMP, name: 'hour', primaryKeyConstraintName: 'pk_version_usage_hourly' })
+  hour!: Date;
+  @PrimaryColumn('varchar', {
+    name: 'app_version',
+    length: 64,
+    primaryKeyConstraintName: 'pk_version_usage_hourly',
+  })
+  appVersion!: string;
+  @Column('integer') syncs!: number;
+}
+
+export const ROLLUP_ENTITIES = [
+  ActiveLicenseHourlyEntity,
+  ActiveLicenseDailyEntity,
+  ActiveFingerprintHourlyEntity,
+  ActiveFingerprintDailyEntity,
+  UsageHourlyEntity,
+  UsageDailyEntity,
+  FeatureUsageHourlyEntity,
+  VersionUsageHourlyEntity,
+];

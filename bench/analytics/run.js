@@ -1,0 +1,276 @@
+#!/usr/bin/env node
+// Analytics at volume: a history generated straight into PostgreSQL, then query latency through
+// the service's bus handlers, ingest through the real consumer, and disk per million reports.
+//   npm run build && npm run bench:analytics -- --reports 50000000   (see docs/analytics.md)
+//   npm run bench:analytics -- --smoke                               (20,000 reports, seconds)
+const { randomUUID } = require('node:crypto');
+const { parseArgs } = require('node:util');
+const { Client } = require('pg');
+require('../../tools/register-paths');
+
+const { values: args } = parseArgs({
+  options: {
+    reports: { type: 'string', default: '2000000' },
+    licenses: { type: 'string', default: '200000' },
+    days: { type: 'string', default: '30' },
+    ingest: { type: 'string', default: '100000' },
+    samples: { type: 'string', default: '20' },
+    database: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    smoke: { type: 'boolean', default: false },
+  },
+});
+const REPORTS = args.smoke ? 20_000 : Number(args.reports);
+const LICENSES = args.smoke ? 2_000 : Number(args.licenses);
+const DAYS = Number(args.days);
+const INGEST = args.smoke ? 2_000 : Number(args.ingest);
+const SAMPLES = args.smoke ? 3 : Number(args.samples);
+const SERVER = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
+const DATABASE = args.database ?? `licensing_bench_analytics_${REPORTS}`;
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const NAMESPACE = `bana${Date.now().toString(36)}`;
+const ORGS = 3;
+const PRODUCTS_PER_ORG = 2;
+
+const log = (line) => process.stdout.write(`${line}\n`);
+const ms = (start) => Number(process.hrtime.bigint() - start) / 1e6;
+const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+/** Set-based equivalent of analytics.store_sync_reports for one whole day already in sync_reports. */
+const rollupDay = (day) => {
+  const span = `received_at >= '${day}T00:00:00Z' AND received_at < ('${day}'::date + 1)::timestamp AT TIME ZONE 'UTC'`;
+  const all = `'00000000-0000-0000-0000-000000000000'::uuid`;
+  return [
+    `INSERT INTO analytics.active_licenses_hourly SELECT DISTINCT org_id, product_id, date_trunc('hour', received_at, 'UTC'), license_id FROM analytics.sync_reports WHERE ${span}`,
+    `INSERT INTO analytics.active_licenses_daily SELECT DISTINCT org_id, product_id, '${day}'::date, license_id FROM analytics.sync_reports WHERE ${span}`,
+    `INSERT INTO analytics.active_fingerprints_hourly SELECT DISTINCT org_id, p, date_trunc('hour', received_at, 'UTC'), hardware_fingerprint FROM analytics.sync_reports, LATERAL (VALUES (product_id), (${all})) s(p) WHERE ${span} AND hardware_fingerprint IS NOT NULL`,
+    `INSERT INTO analytics.active_fingerprints_daily SELECT DISTINCT org_id, p, '${day}'::date, hardware_fingerprint FROM analytics.sync_reports, LATERAL (VALUES (product_id), (${all})) s(p) WHERE ${span} AND hardware_fingerprint IS NOT NULL`,
+    `INSERT INTO analytics.usage_hourly SELECT org_id, p, date_trunc('hour', received_at, 'UTC'), count(*), count(DISTINCT license_id), count(DISTINCT hardware_fingerprint), max(seats_in_use) FROM analytics.sync_reports, LATERAL (VALUES (product_id), (${all})) s(p) WHERE ${span} GROUP BY 1, 2, 3`,
+    `INSERT INTO analytics.usage_daily SELECT org_id, p, '${day}'::date, count(*), count(DISTINCT license_id), count(DISTINCT hardware_fingerprint), max(seats_in_use) FROM analytics.sync_reports, LATERAL (VALUES (product_id), (${all})) s(p) WHERE ${span} GROUP BY 1, 2`,
+    `INSERT INTO analytics.feature_usage_hourly SELECT org_id, product_id, date_trunc('hour', received_at, 'UTC'), f, count(*) FROM analytics.sync_reports, unnest(features_used) f WHERE ${span} GROUP BY 1, 2, 3, 4`,
+    `INSERT INTO analytics.version_usage_hourly SELECT org_id, product_id, date_trunc('hour', received_at, 'UTC'), coalesce(app_version, ''), count(*) FROM analytics.sync_reports WHERE ${span} GROUP BY 1, 2, 3, 4`,
+  ];
+};
+
+/** One day of reports: licenses chosen at random, 1–3 machines each, a version and features each. */
+const generateDay = (day, count) => `
+  INSERT INTO analytics.sync_reports
+  SELECT gen_random_uuid(), bench_id('org' || (l % ${ORGS})), bench_id('lic' || l),
+         bench_id('prod' || (l % ${ORGS}) || '-' || (l / ${ORGS}) % ${PRODUCTS_PER_ORG}),
+         'LIC-' || l, 'machine-' || l || '-' || (g % (1 + l % 3)),
+         (ARRAY['2.4.1', '2.5.0', '2.10.0', '3.0.0', NULL])[1 + (g % 5)],
+         CASE l % 5 WHEN 0 THEN '{pro}'::text[] WHEN 1 THEN '{pro,export}' WHEN 2 THEN '{sso}' WHEN 3 THEN '{}' ELSE '{pro,sso,api}' END,
+         CASE WHEN g % 4 = 0 THEN NULL ELSE 1 + (g % 7) END, 'ok',
+         '${day}T00:00:00Z'::timestamptz + ((g - 1)::float8 / ${count}) * interval '1 day'
+    FROM generate_series(1, ${count}) g, LATERAL (SELECT (hashint4(g # ${day.replace(/-/g, '')}) & 2147483647) % ${LICENSES} AS l) x`;
+
+async function main() {
+  const admin = new Client({ connectionString: `${SERVER}/postgres` });
+  await admin.connect();
+  const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE])).rowCount > 0;
+  if (!exists) await admin.query(`CREATE DATABASE "${DATABASE}"`);
+  const url = `${SERVER}/${DATABASE}`;
+
+  const {
+    startAnalyticsService,
+    loadAnalyticsServiceConfig,
+  } = require('../../dist/apps/analytics-service/src/index.js');
+  const { BusClient, streamName } = require('@licensing/shared/messaging');
+  const { Messages, Streams, syncReportSubject } = require('@licensing/contracts');
+  const { requestContext } = require('@licensing/shared/logging');
+  const env = {
+    DATABASE_URL: url,
+    NATS_URL,
+    BUS_NAMESPACE: NAMESPACE,
+    LOG_LEVEL: 'warn',
+    PORT: '0',
+    HEALTH_PORT: '0',
+    ANALYTICS_RAW_RETENTION_DAYS: String(DAYS + 5),
+  };
+  const app = await startAnalyticsService(loadAnalyticsServiceConfig({ ...process.env, ...env }));
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  const bus = new BusClient({
+    natsUrl: NATS_URL,
+    namespace: NAMESPACE,
+    timeoutMs: 60_000,
+    name: 'bench-analytics',
+  });
+  await bus.connect();
+
+  const today = new Date().toISOString().slice(0, 10);
+  const dayOf = (i) => new Date(Date.parse(today) - i * 86_400_000).toISOString().slice(0, 10);
+  // Deterministic ids that are valid version-4 UUIDs, as the API's validation expects.
+  await db.query(
+    `CREATE OR REPLACE FUNCTION public.bench_id(text) RETURNS uuid IMMUTABLE LANGUAGE sql
+       AS $$ SELECT overlay(overlay(md5($1) placing '4' from 13) placing '8' from 17)::uuid $$`,
+  );
+  const seeded = Number((await db.query('SELECT count(*) FROM analytics.sync_reports')).rows[0].count);
+  if (seeded < REPORTS * 0.99) {
+    log(
+      `Generating ${REPORTS.toLocaleString()} reports over ${DAYS} days for ${LICENSES.toLocaleString()} licenses…`,
+    );
+    const start = process.hrtime.bigint();
+    for (let i = DAYS; i >= 1; i -= 1) {
+      const day = dayOf(i);
+      await db.query('SELECT analytics.create_partitions($1::date)', [day]);
+      await db.query(generateDay(day, Math.round(REPORTS / DAYS)));
+      for (const sql of rollupDay(day)) await db.query(sql);
+    }
+    await db.query('ANALYZE');
+    log(`  generated in ${(ms(start) / 1000).toFixed(0)} s`);
+  } else log(`Reusing ${seeded.toLocaleString()} reports in ${DATABASE}`);
+
+  // Queries: each through the service's bus handler, as the gateway sends it.
+  const orgId = (await db.query(`SELECT bench_id('org0') AS id`)).rows[0].id;
+  const productId = (await db.query(`SELECT bench_id('prod0-0') AS id`)).rows[0].id;
+  const send = (message, data) =>
+    requestContext.run({ request_id: randomUUID(), org_id: orgId }, () => bus.send(message, data));
+  const rows = [];
+  for (const days of [1, 7, 30]) {
+    const from = `${dayOf(days)}T00:00:00.000Z`;
+    const to = `${today}T00:00:00.000Z`;
+    const queries = {
+      'usage (day)': [Messages.analytics.usage, { from, to, interval: 'day' }],
+      'usage (hour)': [Messages.analytics.usage, { from, to, interval: 'hour', per_page: 100 }],
+      'usage, product': [Messages.analytics.usage, { from, to, product_id: productId }],
+      'usage (day), unaligned': [
+        Messages.analytics.usage,
+        { from: `${dayOf(days)}T13:17:00.000Z`, to: new Date().toISOString(), interval: 'day' },
+      ],
+      features: [Messages.analytics.features, { from, to }],
+      versions: [Messages.analytics.versions, { from, to }],
+      active:
+        days === 1
+          ? [Messages.analytics.active, { window: '24h' }]
+          : [Messages.analytics.active, { window: `${days}d` }],
+      'license usage': [
+        Messages.analytics.licenseUsage,
+        {
+          id: (
+            await db.query(`SELECT license_id AS id FROM analytics.sync_reports WHERE org_id = $1 LIMIT 1`, [
+              orgId,
+            ])
+          ).rows[0].id,
+        },
+      ],
+    };
+    for (const [name, [message, data]] of Object.entries(queries)) {
+      if (name === 'license usage' && days !== 30) continue;
+      const times = [];
+      await send(message, data).catch((error) => {
+        throw new Error(`${name}: ${JSON.stringify(error.errors ?? error.message)}`);
+      });
+      for (let s = 0; s < SAMPLES; s += 1) {
+        const start = process.hrtime.bigint();
+        await send(message, data);
+        times.push(ms(start));
+      }
+      times.sort((a, b) => a - b);
+      rows.push({
+        query: name,
+        days: name === 'license usage' ? '—' : days,
+        p50: pct(times, 50),
+        p95: pct(times, 95),
+      });
+    }
+  }
+
+  // Ingest through the real consumer: publish as the revocation service does, then wait.
+  const stream = streamName(NAMESPACE, Streams.syncReports.name);
+  const jsm = await bus.connection().jetstreamManager();
+  const pending = async () => {
+    const info = await jsm.consumers.info(stream, 'analytics-service');
+    return info.num_pending + info.num_ack_pending;
+  };
+  const orgs = [0, 1, 2].map((k) => ({ id: null, k }));
+  for (const o of orgs) o.id = (await db.query(`SELECT bench_id('org' || $1::text) AS id`, [o.k])).rows[0].id;
+  const before = Number(
+    (
+      await db.query('SELECT coalesce(sum(syncs), 0) AS n FROM analytics.usage_daily WHERE product_id = $1', [
+        '00000000-0000-0000-0000-000000000000',
+      ])
+    ).rows[0].n,
+  );
+  const publishStart = process.hrtime.bigint();
+  let published = 0;
+  const worker = async () => {
+    while (published < INGEST) {
+      const i = published++;
+      const o = orgs[i % ORGS];
+      const record = {
+        report_id: randomUUID(),
+        org_id: o.id,
+        license_id: randomUUID(),
+        product_id: o.id,
+        serial: `LIC-INGEST-${i}`,
+        hardware_fingerprint: `machine-${i % 50_000}`,
+        app_version: '3.0.0',
+        features_used: i % 2 ? ['pro'] : ['pro', 'export'],
+        seats_in_use: 1 + (i % 5),
+        status: 'ok',
+        received_at: new Date().toISOString(),
+      };
+      await bus.publishDurable(syncReportSubject(o.id), JSON.stringify(record), record.report_id);
+    }
+  };
+  await Promise.all(Array.from({ length: 64 }, worker));
+  const publishMs = ms(publishStart);
+  while ((await pending()) > 0) await new Promise((r) => setTimeout(r, 50));
+  const ingestMs = ms(publishStart);
+  const lagMs = ingestMs - publishMs;
+  const after = Number(
+    (
+      await db.query('SELECT coalesce(sum(syncs), 0) AS n FROM analytics.usage_daily WHERE product_id = $1', [
+        '00000000-0000-0000-0000-000000000000',
+      ])
+    ).rows[0].n,
+  );
+
+  const disk = (
+    await db.query(
+      `SELECT sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname LIKE 'sync_reports_p%') AS raw,
+              sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname LIKE 'active_%_p%') AS active,
+              sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname ~ '^(usage|feature|version)_.*_p\\d+$') AS rollups
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'analytics' AND c.relkind = 'r'`,
+    )
+  ).rows[0];
+  const total = Number((await db.query('SELECT count(*) FROM analytics.sync_reports')).rows[0].count);
+  const perMillion = (bytes) => `${(((Number(bytes) / total) * 1e6) / 2 ** 20).toFixed(0)} MiB`;
+
+  log(
+    `\n${total.toLocaleString()} reports, ${LICENSES.toLocaleString()} licenses, ${ORGS} organizations, ${ORGS * PRODUCTS_PER_ORG} products, ${DAYS} days\n`,
+  );
+  log('| query | days | p50 | p95 | target p95 ≤ 200 ms |');
+  log('|---|--:|--:|--:|---|');
+  for (const r of rows) {
+    log(
+      `| ${r.query} | ${r.days} | ${r.p50.toFixed(1)} ms | ${r.p95.toFixed(1)} ms | ${r.p95 <= 200 ? 'yes' : 'NO'} |`,
+    );
+  }
+  log(`\n| ingest | value |\n|---|--:|`);
+  log(
+    `| reports published (64 publishers in flight) | ${INGEST.toLocaleString()} in ${(publishMs / 1000).toFixed(1)} s |`,
+  );
+  log(`| counted by analytics | ${(after - before).toLocaleString()} |`);
+  log(
+    `| ingest rate through the consumer | ${Math.round(INGEST / (ingestMs / 1000)).toLocaleString()} reports/s |`,
+  );
+  log(`| lag after the last publish | ${(lagMs / 1000).toFixed(2)} s |`);
+  log(
+    `\n| disk per million reports | raw ${perMillion(disk.raw)} · active rows ${perMillion(disk.active)} · rollups ${perMillion(disk.rollups)} |`,
+  );
+
+  await bus.onApplicationShutdown();
+  await app.close();
+  await jsm.streams.delete(stream).catch(() => undefined);
+  await db.end();
+  if (!args.keep) await admin.query(`DROP DATABASE "${DATABASE}" WITH (FORCE)`);
+  await admin.end();
+  if (after - before !== INGEST) process.exitCode = 1;
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack ?? error}\n`);
+  process.exit(1);
+});
