@@ -505,6 +505,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/analytics/active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Active licenses and machines
+         * @description Distinct licenses and machines (fingerprints) that synced in the last `window` (`24h`, `7d` or `30d`, counted over whole UTC hours or days); `product_id` narrows to one product.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["getActiveUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/licenses/{id}/usage": {
         parameters: {
             query?: never;
@@ -514,7 +538,7 @@ export interface paths {
         };
         /**
          * A license's usage
-         * @description One license's sync history over all time: last sync, number of reports, peak seats in use, the versions seen, and its machines (fingerprints, most recent first, a page at a time). A license that never synced answers zeros and empty lists.
+         * @description One license's sync history within the raw-report retention (30 days by default): last sync, number of reports, peak seats in use, the versions seen, and its machines (fingerprints, most recent first, a page at a time); `product_id` is accepted for symmetry with the other analytics routes. A license that never synced answers zeros and empty lists.
          *
          *     **Who may call it:** an API key with scope `admin` or `read`.
          *
@@ -1253,6 +1277,24 @@ export interface components {
         VersionsView: {
             versions: components["schemas"]["VersionUsageView"][];
             total: number;
+        };
+        ActiveView: {
+            /** @enum {string} */
+            window: "24h" | "7d" | "30d";
+            /**
+             * Format: date-time
+             * @description Start of the window (an hour or day boundary, UTC)
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description When the counts were taken
+             */
+            to: string;
+            /** @description Distinct licenses that synced in the window */
+            licenses: number;
+            /** @description Distinct hardware fingerprints that synced in the window */
+            machines: number;
         };
         FingerprintSeenView: {
             fingerprint: string;
@@ -3889,12 +3931,84 @@ export interface operations {
             };
         };
     };
+    getActiveUsage: {
+        parameters: {
+            query?: {
+                /** @description Only licenses and machines of this product */
+                product_id?: string;
+                /** @description 24h: the current UTC hour and the 23 before it; 7d, 30d: today (UTC) and the 6 or 29 days before it */
+                window?: "24h" | "7d" | "30d";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Distinct licenses and machines that synced in the window (whole UTC hours or days) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActiveView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
     getLicenseUsage: {
         parameters: {
             query?: {
                 /** @description 1-based page number */
                 page?: number;
                 per_page?: number;
+                /** @description Only reports of this product */
+                product_id?: string;
             };
             header?: never;
             path: {
