@@ -40,6 +40,41 @@ describe('activations and seats', () => {
     expect(listed.body.total).toBe(5);
   });
 
+  it("lists a license's activations by its serial as well as by its id, and nothing for a serial of another organization", async () => {
+    const { product } = await productWithKeyPair(org.api);
+    const license = await createLicense(org.api, {
+      product_id: product.id,
+      license_type: 'floating',
+      max_seats: 3,
+    });
+    const other = await createLicense(org.api, {
+      product_id: product.id,
+      license_type: 'floating',
+      max_seats: 3,
+    });
+    for (const fingerprint of ['a', 'b'])
+      await activate(org.api, { license_key: license.serial, fingerprint });
+    await activate(org.api, { license_id: other.id, fingerprint: 'c' });
+
+    const byKey = await org.api.get(`/v1/activations?license_key=${encodeURIComponent(license.serial)}`);
+    expect(byKey.status).toBe(200);
+    expect(byKey.body.total).toBe(2);
+    expect(byKey.body.activations.map((a: { license_id: string }) => a.license_id)).toEqual([
+      license.id,
+      license.id,
+    ]);
+    const both = await org.api.get(
+      `/v1/activations?license_id=${other.id}&license_key=${encodeURIComponent(license.serial)}`,
+    );
+    expect(both.body).toEqual({ activations: [], total: 0 });
+
+    const stranger = await stack.newOrganization();
+    const foreign = await stranger.api.get(
+      `/v1/activations?license_key=${encodeURIComponent(license.serial)}`,
+    );
+    expect(foreign.body).toEqual({ activations: [], total: 0 });
+  });
+
   it("caps seats by the product's max_concurrent_activations", async () => {
     const { product } = await productWithKeyPair(org.api, { max_concurrent_activations: 2 });
     const license = await createLicense(org.api, { product_id: product.id, max_seats: 10 });

@@ -362,7 +362,7 @@ export interface paths {
         };
         /**
          * List activations
-         * @description The organization's activations, newest first, a page at a time, optionally of one license (`license_id`; an unknown one gives an empty list). Lapsed activations are listed until the sweeper removes them, within about a second.
+         * @description The organization's activations, newest first, a page at a time, optionally of one license, by id (`license_id`) or by serial (`license_key`); an unknown one, or two naming different licenses, give an empty list. Lapsed activations are listed until the sweeper removes them, within about a second.
          *
          *     **Who may call it:** an API key with scope `admin` or `read`.
          *
@@ -3340,7 +3340,10 @@ export interface operations {
                 /** @description 1-based page number */
                 page?: number;
                 per_page?: number;
+                /** @description Only the activations of this license, by id */
                 license_id?: string;
+                /** @description Only the activations of this license, by serial (as POST /activations takes it) */
+                license_key?: string;
             };
             header?: never;
             path?: never;

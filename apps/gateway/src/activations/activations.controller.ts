@@ -69,8 +69,9 @@ export class ActivationsController {
     id: 'listActivations',
     summary: 'List activations',
     description:
-      "The organization's activations, newest first, a page at a time, optionally of one license " +
-      '(`license_id`; an unknown one gives an empty list). Lapsed activations are listed until the ' +
+      "The organization's activations, newest first, a page at a time, optionally of one license, by " +
+      'id (`license_id`) or by serial (`license_key`); an unknown one, or two naming different ' +
+      'licenses, give an empty list. Lapsed activations are listed until the ' +
       'sweeper removes them, within about a second.',
   })
   @AllowScopes('read')

@@ -99,9 +99,21 @@ export class ActivationsService {
     });
   }
 
+  /** `license_id` and `license_key` narrow to one license each; given both, they must name the same one. */
   async list(orgId: string, query: ListActivationsQueryDto): Promise<ActivationListView> {
+    const licenseIds = new Set<string>();
+    if (query.license_id) licenseIds.add(query.license_id);
+    if (query.license_key !== undefined) {
+      const license = await this.dataSource
+        .getRepository(LicenseEntity)
+        .findOne({ select: { id: true }, where: { serial: query.license_key, orgId } });
+      if (!license) return { activations: [], total: 0 };
+      licenseIds.add(license.id);
+    }
+    if (licenseIds.size > 1) return { activations: [], total: 0 };
+    const [licenseId] = licenseIds;
     const [activations, total] = await this.dataSource.getRepository(ActivationEntity).findAndCount({
-      where: { orgId, ...(query.license_id ? { licenseId: query.license_id } : {}) },
+      where: { orgId, ...(licenseId ? { licenseId } : {}) },
       order: { createdAt: 'DESC', id: 'DESC' },
       ...pageWindow(pageOf(query)),
     });

@@ -52,10 +52,18 @@ export class CreateActivationDto {
 }
 
 export class ListActivationsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ format: 'uuid' })
+  @ApiPropertyOptional({ format: 'uuid', description: 'Only the activations of this license, by id' })
   @Optional()
   @IsUUID('all')
   license_id?: string;
+
+  @ApiPropertyOptional({
+    description: 'Only the activations of this license, by serial (as POST /activations takes it)',
+  })
+  @Optional()
+  @IsString()
+  @Length(1, 200)
+  license_key?: string;
 }
 
 export class ActivationView {
