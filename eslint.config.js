@@ -31,6 +31,8 @@ const SCOPES = {
   'scope:revocation': ['scope:revocation', 'scope:shared'],
   'scope:analytics': ['scope:analytics', 'scope:shared'],
   'scope:webhook': ['scope:webhook', 'scope:shared'],
+  // The `licensing` command line (apps/cli): an API client and the offline verifier.
+  'scope:cli': ['scope:cli', 'scope:shared'],
   'scope:e2e': [
     'scope:gateway',
     'scope:product',
@@ -38,6 +40,7 @@ const SCOPES = {
     'scope:revocation',
     'scope:analytics',
     'scope:webhook',
+    'scope:cli',
     'scope:shared',
   ],
 };

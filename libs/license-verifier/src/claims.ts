@@ -1,0 +1,65 @@
+/** The kinds of license the service issues. */
+export const LICENSE_TYPES = ['perpetual', 'subscription', 'trial', 'node_locked', 'floating'] as const;
+export type LicenseType = (typeof LICENSE_TYPES)[number];
+
+/** The signed JSON payload of a license file. Times are Unix seconds. */
+export interface LicenseClaims {
+  v: 1;
+  /** The license id. */
+  jti: string;
+  /** The serial. */
+  sub: string;
+  /** The organization id. */
+  iss: string;
+  iat: number;
+  nbf: number;
+  /** Absent for a license that never expires. */
+  exp?: number;
+  product_id: string;
+  product_code: string;
+  license_type: LicenseType;
+  customer_id: string | null;
+  customer_email: string | null;
+  features: string[];
+  max_seats: number;
+  hardware_binding: { fingerprint: string } | null;
+  valid_from: string;
+  valid_until: string | null;
+}
+
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isNullableString = (value: unknown): boolean => value === null || isString(value);
+const isSeconds = (value: unknown): boolean => Number.isSafeInteger(value);
+
+/**
+ * The payload as license claims, or undefined when it is not shaped like one (a JWS of another
+ * issuer, or of a future format version): the same field-by-field check the service makes.
+ */
+export function readLicenseClaims(payload: unknown): LicenseClaims | undefined {
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return undefined;
+  const c = payload as Record<string, unknown>;
+  const binding = c['hardware_binding'];
+  const shaped =
+    c['v'] === 1 &&
+    isString(c['jti']) &&
+    isString(c['sub']) &&
+    isString(c['iss']) &&
+    isSeconds(c['iat']) &&
+    isSeconds(c['nbf']) &&
+    (c['exp'] === undefined || isSeconds(c['exp'])) &&
+    isString(c['product_id']) &&
+    isString(c['product_code']) &&
+    (LICENSE_TYPES as readonly unknown[]).includes(c['license_type']) &&
+    isNullableString(c['customer_id']) &&
+    isNullableString(c['customer_email']) &&
+    Array.isArray(c['features']) &&
+    c['features'].every(isString) &&
+    Number.isSafeInteger(c['max_seats']) &&
+    (binding === null ||
+      (typeof binding === 'object' &&
+        binding !== undefined &&
+        isString((binding as { fingerprint?: unknown }).fingerprint))) &&
+    isString(c['valid_from']) &&
+    isNullableString(c['valid_until']);
+  return shaped ? (c as unknown as LicenseClaims) : undefined;
+}

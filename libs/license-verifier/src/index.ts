@@ -1,0 +1,26 @@
+// The offline license verifier and the online license client that customers embed in their
+// applications: WebCrypto and fetch only, no dependencies, the same code in Node, browsers,
+// Deno, Bun, Electron and edge runtimes.
+export { decodeLicense, licenseBlobOf, verifyLicense } from './verify-license';
+export type {
+  LicenseInput,
+  VerifiedLicense,
+  VerifyError,
+  VerifyErrorCode,
+  VerifyOptions,
+  VerifyResult,
+} from './verify-license';
+export { importPublicKey, InvalidPublicKeyError } from './public-key';
+export type { KeyType, LicensePublicKey, PublicJwk, PublicJwkSet, PublicKeyInput } from './public-key';
+export { LICENSE_TYPES } from './claims';
+export type { LicenseClaims, LicenseType } from './claims';
+export { LicenseClient, LicenseClientError } from './license-client';
+export type {
+  Activation,
+  LicenseClientOptions,
+  LicenseState,
+  LicenseStateStore,
+  LicenseStatusCode,
+  RevocationResult,
+  SyncReport,
+} from './license-client';

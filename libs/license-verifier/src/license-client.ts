@@ -1,0 +1,440 @@
+// The application's online side: validate, seats (activate, heartbeat, deactivate), revocation
+// checks and sync, over fetch only, with timeouts, retries and a last-known status that carries
+// the application through an outage for a configurable grace period.
+
+/** How the service last described the license, in one vocabulary (validate's codes, lowercased). */
+export type LicenseStatusCode =
+  | 'ok'
+  | 'revoked'
+  | 'suspended'
+  | 'expired'
+  | 'not_found'
+  | 'fingerprint_mismatch'
+  | 'no_activation'
+  | 'heartbeat_dead'
+  | 'components_mismatch'
+  | 'unknown';
+
+export interface LicenseState {
+  /** May the application run: the last answer was `ok`, and it is fresh or within the grace period. */
+  valid: boolean;
+  status: LicenseStatusCode;
+  /** True when the service could not be reached and this is the last-known state. */
+  offline: boolean;
+  /** When the service last answered (ISO 8601), null if it never has. */
+  checked_at: string | null;
+  /** Until when a last-known `ok` counts while offline, null if there is none. */
+  grace_until: string | null;
+  /** The service's explanation, or why it could not be reached. */
+  detail: string | null;
+}
+
+export interface Activation {
+  id: string;
+  license_id: string;
+  fingerprint: string;
+  hostname: string | null;
+  platform: string | null;
+  components: Record<string, string> | null;
+  created_at: string;
+  last_heartbeat_at: string | null;
+  expires_at: string | null;
+}
+
+export interface RevocationResult {
+  serial: string;
+  status: 'active' | 'revoked' | 'suspended' | 'expired' | 'not_found';
+  revoked_at: string | null;
+}
+
+export interface SyncReport {
+  features_used?: string[];
+  seats_in_use?: number;
+}
+
+/** Where the last-known state is kept between runs (a file, localStorage, ...). */
+export interface LicenseStateStore {
+  load(): LicenseState | undefined | null | Promise<LicenseState | undefined | null>;
+  save(state: LicenseState): void | Promise<void>;
+}
+
+export interface LicenseClientOptions {
+  /** The licensing API, e.g. `https://licensing.example.com`. */
+  baseUrl: string;
+  /** An API key with the `client` scope (what a shipped application may hold). */
+  apiKey: string;
+  /** The license key: its serial. */
+  licenseKey: string;
+  /** This machine's fingerprint, for seats and node-locked licenses. */
+  fingerprint?: string;
+  hostname?: string;
+  platform?: string;
+  components?: Record<string, string>;
+  appVersion?: string;
+  /** Per attempt (default 10 s). */
+  timeoutMs?: number;
+  /** Further attempts after a network failure, a timeout, a 429 or a 5xx (default 2). */
+  retries?: number;
+  /** First backoff delay, doubled each retry, with jitter (default 500 ms). */
+  retryDelayMs?: number;
+  /** How long a last-known `ok` keeps the application running while offline (default 7 days). */
+  offlineGracePeriodMs?: number;
+  /** Default heartbeat period when the activation does not dictate one (default 5 minutes). */
+  heartbeatIntervalMs?: number;
+  store?: LicenseStateStore;
+  fetch?: typeof fetch;
+  /** The clock (for tests). */
+  now?: () => number;
+}
+
+/** A request the service refused (its problem `code` and `detail`), or could not be sent. */
+export class LicenseClientError extends Error {
+  override readonly name = 'LicenseClientError';
+  constructor(
+    /** The problem `code`, or `network` / `timeout` when the service was not reached. */
+    readonly code: string,
+    message: string,
+    /** The HTTP status, 0 when there was no response. */
+    readonly status: number,
+  ) {
+    super(message);
+  }
+
+  /** The service was not reached or not able to answer: a retry later may succeed. */
+  get offline(): boolean {
+    return this.status === 0 || this.status === 429 || this.status >= 500;
+  }
+}
+
+const DAY_MS = 86_400_000;
+const MAX_RETRY_AFTER_MS = 30_000;
+
+export class LicenseClient {
+  private readonly options: Required<
+    Pick<
+      LicenseClientOptions,
+      'timeoutMs' | 'retries' | 'retryDelayMs' | 'offlineGracePeriodMs' | 'heartbeatIntervalMs'
+    >
+  > &
+    LicenseClientOptions;
+  private readonly baseUrl: string;
+  private readonly fetch: typeof fetch;
+  private readonly now: () => number;
+  private state: LicenseState | undefined;
+  private loaded = false;
+  private activation: Activation | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private lastHeartbeatError: LicenseClientError | undefined;
+
+  constructor(options: LicenseClientOptions) {
+    if (!options.baseUrl || !options.apiKey || !options.licenseKey) {
+      throw new TypeError('LicenseClient needs baseUrl, apiKey and licenseKey');
+    }
+    this.options = {
+      timeoutMs: 10_000,
+      retries: 2,
+      retryDelayMs: 500,
+      offlineGracePeriodMs: 7 * DAY_MS,
+      heartbeatIntervalMs: 5 * 60_000,
+      ...options,
+    };
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    const globalFetch = (globalThis as { fetch?: typeof fetch }).fetch;
+    const chosen = options.fetch ?? globalFetch;
+    if (!chosen) throw new TypeError('no fetch in this runtime: pass options.fetch');
+    this.fetch = options.fetch ?? ((input, init) => globalFetch!(input, init));
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Asks the service whether the license (and, with a fingerprint, this machine's seat) is valid.
+   * Never throws for an outage: the last-known state answers, within the grace period.
+   */
+  async validate(): Promise<LicenseState> {
+    const body = {
+      key: this.options.licenseKey,
+      ...(this.options.fingerprint === undefined ? {} : { fingerprint: this.options.fingerprint }),
+      ...(this.options.components === undefined ? {} : { components: this.options.components }),
+    };
+    return this.answered(async () => {
+      const result = await this.request<{ valid: boolean; code: string; detail: string }>(
+        'POST',
+        '/v1/licenses/validate',
+        body,
+      );
+      return { status: statusOfCode(result.code), detail: result.detail };
+    });
+  }
+
+  /**
+   * Sends a usage report and learns the license's current status: the call that makes a
+   * revocation take effect in the application. Never throws for an outage (see validate).
+   */
+  async sync(report: SyncReport = {}): Promise<LicenseState> {
+    const body = {
+      license_serial: this.options.licenseKey,
+      ...(this.options.fingerprint === undefined ? {} : { hardware_fingerprint: this.options.fingerprint }),
+      ...(this.options.appVersion === undefined ? {} : { app_version: this.options.appVersion }),
+      ...report,
+      // One id for every attempt, so a report that got through before a timeout counts once.
+      report_id: randomUuid(),
+    };
+    return this.answered(async () => {
+      const result = await this.request<{ status: string; message: string | null }>(
+        'POST',
+        '/v1/licenses/sync',
+        body,
+      );
+      return { status: statusOfCode(result.status), detail: result.message };
+    });
+  }
+
+  /** The revocation status of serials (default: this license's). */
+  async checkRevocation(serials: string[] = [this.options.licenseKey]): Promise<RevocationResult[]> {
+    const result = await this.request<{ results: RevocationResult[] }>(
+      'POST',
+      '/v1/licenses/check-revocation',
+      {
+        serials,
+      },
+    );
+    return result.results;
+  }
+
+  /** Takes (or finds again) this machine's seat. */
+  async activate(): Promise<Activation> {
+    const fingerprint = this.requireFingerprint();
+    this.activation = await this.request<Activation>('POST', '/v1/activations', {
+      license_key: this.options.licenseKey,
+      fingerprint,
+      ...(this.options.hostname === undefined ? {} : { hostname: this.options.hostname }),
+      ...(this.options.platform === undefined ? {} : { platform: this.options.platform }),
+      ...(this.options.components === undefined ? {} : { components: this.options.components }),
+    });
+    return this.activation;
+  }
+
+  /** Keeps the seat: one heartbeat now. */
+  async heartbeat(): Promise<Activation> {
+    const id = this.requireActivation().id;
+    this.activation = await this.request<Activation>(
+      'POST',
+      `/v1/activations/${encodeURIComponent(id)}/heartbeat`,
+    );
+    return this.activation;
+  }
+
+  /**
+   * Heartbeats on a timer until stopHeartbeat or deactivate: at half the activation's remaining
+   * lifetime when it has one, else every `heartbeatIntervalMs`. A failed beat is kept in
+   * `heartbeatError` and retried at the next tick; the timer never keeps a Node process alive.
+   */
+  startHeartbeat(): void {
+    this.requireActivation();
+    this.stopHeartbeat();
+    const schedule = (): void => {
+      this.timer = setTimeout(() => {
+        this.heartbeat()
+          .then(
+            () => {
+              this.lastHeartbeatError = undefined;
+            },
+            (error: unknown) => {
+              this.lastHeartbeatError = asClientError(error);
+            },
+          )
+          .finally(() => {
+            if (this.timer !== undefined) schedule();
+          });
+      }, this.heartbeatDelay());
+      (this.timer as { unref?: () => void }).unref?.();
+    };
+    schedule();
+  }
+
+  stopHeartbeat(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** The last failed timer heartbeat, cleared by the next successful one. */
+  get heartbeatError(): LicenseClientError | undefined {
+    return this.lastHeartbeatError;
+  }
+
+  /** Frees the seat and stops the heartbeat. */
+  async deactivate(): Promise<void> {
+    this.stopHeartbeat();
+    const id = this.requireActivation().id;
+    await this.request('DELETE', `/v1/activations/${encodeURIComponent(id)}`);
+    this.activation = undefined;
+  }
+
+  /** The last-known state without asking the service, with the grace period applied as of now. */
+  async lastKnownState(): Promise<LicenseState> {
+    await this.loadState();
+    return this.offlineState(this.state?.detail ?? null);
+  }
+
+  private heartbeatDelay(): number {
+    const expiresAt = this.activation?.expires_at ? Date.parse(this.activation.expires_at) : NaN;
+    if (Number.isNaN(expiresAt)) return this.options.heartbeatIntervalMs;
+    return Math.max(1000, Math.min(this.options.heartbeatIntervalMs, (expiresAt - this.now()) / 2));
+  }
+
+  private async answered(ask: () => Promise<{ status: LicenseStatusCode; detail: string | null }>) {
+    await this.loadState();
+    let answer: { status: LicenseStatusCode; detail: string | null };
+    try {
+      answer = await ask();
+    } catch (error) {
+      const failure = asClientError(error);
+      if (!failure.offline) throw failure;
+      return this.offlineState(failure.message);
+    }
+    const checkedAt = this.now();
+    const state: LicenseState = {
+      valid: answer.status === 'ok',
+      status: answer.status,
+      offline: false,
+      checked_at: new Date(checkedAt).toISOString(),
+      grace_until:
+        answer.status === 'ok' ? new Date(checkedAt + this.options.offlineGracePeriodMs).toISOString() : null,
+      detail: answer.detail,
+    };
+    this.state = state;
+    await this.options.store?.save(state);
+    return state;
+  }
+
+  private offlineState(detail: string | null): LicenseState {
+    const last = this.state;
+    if (!last || last.checked_at === null) {
+      return { valid: false, status: 'unknown', offline: true, checked_at: null, grace_until: null, detail };
+    }
+    const graceUntil =
+      last.status === 'ok' ? Date.parse(last.checked_at) + this.options.offlineGracePeriodMs : NaN;
+    return {
+      valid: last.status === 'ok' && this.now() < graceUntil,
+      status: last.status,
+      offline: true,
+      checked_at: last.checked_at,
+      grace_until: Number.isNaN(graceUntil) ? null : new Date(graceUntil).toISOString(),
+      detail,
+    };
+  }
+
+  private async loadState(): Promise<void> {
+    if (this.loaded) return;
+    this.loaded = true;
+    const stored = await this.options.store?.load();
+    if (stored && typeof stored.checked_at === 'string' && typeof stored.status === 'string')
+      this.state = stored;
+  }
+
+  private requireFingerprint(): string {
+    if (this.options.fingerprint === undefined) throw new TypeError('this call needs options.fingerprint');
+    return this.options.fingerprint;
+  }
+
+  private requireActivation(): Activation {
+    if (!this.activation) throw new TypeError('activate() first');
+    return this.activation;
+  }
+
+  /** One call with timeouts and retries; resolves to the JSON body of a 2xx. */
+  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      let failure: LicenseClientError;
+      let retryAfterMs: number | undefined;
+      try {
+        const response = await this.attempt(method, path, body);
+        const text = await response.text();
+        const parsed = parseJson(text);
+        if (response.ok) return parsed as T;
+        const problem = (parsed ?? {}) as { code?: string; detail?: string; title?: string };
+        failure = new LicenseClientError(
+          problem.code ?? `http_${response.status}`,
+          problem.detail ?? problem.title ?? `HTTP ${response.status}`,
+          response.status,
+        );
+        const retryAfter = Number(response.headers.get('retry-after'));
+        if (Number.isFinite(retryAfter) && retryAfter >= 0)
+          retryAfterMs = Math.min(retryAfter * 1000, MAX_RETRY_AFTER_MS);
+      } catch (error) {
+        failure = asClientError(error);
+      }
+      if (!failure.offline || attempt >= this.options.retries) throw failure;
+      const backoff = this.options.retryDelayMs * 2 ** attempt;
+      await sleep(retryAfterMs ?? backoff / 2 + Math.random() * (backoff / 2));
+    }
+  }
+
+  private async attempt(method: string, path: string, body: unknown): Promise<Response> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
+    try {
+      return await this.fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.options.apiKey}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: controller.signal,
+      });
+    } catch (error) {
+      if (controller.signal.aborted) {
+        throw new LicenseClientError('timeout', `no answer within ${this.options.timeoutMs} ms`, 0);
+      }
+      throw new LicenseClientError('network', `the licensing service is unreachable: ${describe(error)}`, 0);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function statusOfCode(code: string): LicenseStatusCode {
+  const lowered = code.toLowerCase();
+  if (lowered === 'valid' || lowered === 'ok') return 'ok';
+  const known: LicenseStatusCode[] = [
+    'revoked',
+    'suspended',
+    'expired',
+    'not_found',
+    'fingerprint_mismatch',
+    'no_activation',
+    'heartbeat_dead',
+    'components_mismatch',
+  ];
+  return known.includes(lowered as LicenseStatusCode) ? (lowered as LicenseStatusCode) : 'unknown';
+}
+
+function asClientError(error: unknown): LicenseClientError {
+  return error instanceof LicenseClientError ? error : new LicenseClientError('network', describe(error), 0);
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
+  }
+  return String(error);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function randomUuid(): string {
+  const crypto = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
+  if (crypto?.randomUUID) return crypto.randomUUID();
+  throw new Error('crypto.randomUUID is not available in this runtime');
+}
