@@ -23,6 +23,10 @@ const swc = (syntax) => [
   },
 ];
 
+// Dependencies published as ESM only. Node 20 loads them through require(esm); jest cannot, so
+// they are compiled to CommonJS like our own sources.
+const ESM_ONLY_PACKAGES = ['content-disposition'];
+
 module.exports = {
   testEnvironment: 'node',
   // Integration and end-to-end tests boot real services against PostgreSQL and NATS.
@@ -33,5 +37,6 @@ module.exports = {
     '^.+\\.ts$': swc('typescript'),
     '^.+\\.js$': swc('ecmascript'),
   },
+  transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY_PACKAGES.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'json'],
 };
