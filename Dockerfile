@@ -47,11 +47,12 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/tools/register-paths.js ./tools/register-paths.js
 # The operator CLI, for creating organizations: node tools/cli.js org create "Acme"
 COPY --from=build /app/tools/cli.js ./tools/cli.js
+COPY --from=build /app/tools/build-if-checkout.js ./tools/build-if-checkout.js
 
 # The `node` user of the base image, by uid so that Kubernetes can verify runAsNonRoot.
 USER 1000:1000
 
-# The gateway's HTTP API (and its /healthz, /readyz). The other services listen only on their
+# The gateway's HTTP API (and its /health/live, /health/ready). The other services listen only on their
 # HEALTH_PORT (3101 product, 3102 license, 3103 revocation, 3104 analytics, 3105 webhook).
 EXPOSE 3000
 

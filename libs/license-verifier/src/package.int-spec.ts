@@ -102,7 +102,7 @@ describe('the packed @licensing/license-verifier', () => {
 import { verifyLicense } from '@licensing/license-verifier';
 const result = await verifyLicense(await readFile('license.lic'), await readFile('product.pem', 'utf8'));
 if (!result.valid) throw new Error(result.errors.map((e) => e.message).join('; '));
-console.log(result.license.features.join(','));
+process.stdout.write(result.license.features.join(',') + '\\n');
 `,
     );
     writeFileSync(
@@ -110,7 +110,7 @@ console.log(result.license.features.join(','));
       `const { readFileSync } = require('node:fs');
 const { verifyLicense } = require('@licensing/license-verifier');
 verifyLicense(readFileSync('license.lic', 'utf8'), readFileSync('product.pem', 'utf8'), { productId: 'other' })
-  .then((r) => console.log(r.valid, r.errors.map((e) => e.code).join(',')));
+  .then((r) => process.stdout.write(r.valid + ' ' + r.errors.map((e) => e.code).join(',') + '\\n'));
 `,
     );
     expect((await run(process.execPath, ['verify.mjs'], { cwd: app })).stdout).toBe('pro\n');
