@@ -6,7 +6,7 @@ import {
   INTERCEPTORS_METADATA,
   PIPES_METADATA,
 } from '@nestjs/common/constants';
-import { ModulesContainer } from '@nestjs/core';
+import { ApplicationConfig, ModulesContainer } from '@nestjs/core';
 import { PARAM_ARGS_METADATA, PATTERN_METADATA } from '@nestjs/microservices/constants';
 import { RpcParamtype } from '@nestjs/microservices/enums/rpc-paramtype.enum';
 import { SerializedError, isConnectionLost, toDomainError } from '@licensing/shared/errors';
@@ -56,6 +56,7 @@ interface ParamSpec {
  * answered as `toBusError` makes it. A handler whose parameters are anything else fails the boot.
  */
 export function directHandlers(app: INestApplication): Map<string, DirectHandler> {
+  assertNoGlobalEnhancers(app);
   const handlers = new Map<string, DirectHandler>();
   for (const module of app.get(ModulesContainer).values()) {
     for (const wrapper of module.controllers.values()) {
@@ -83,6 +84,26 @@ const ENHANCERS_ALLOWED: Record<string, string[]> = {
   [INTERCEPTORS_METADATA]: ['BusContextInterceptor'],
   [EXCEPTION_FILTERS_METADATA]: ['BusExceptionFilter'],
 };
+
+/** A global guard, pipe, interceptor or filter (`APP_*`, `useGlobal*`) would be skipped too. */
+function assertNoGlobalEnhancers(app: INestApplication): void {
+  const config = (app as unknown as { config: ApplicationConfig }).config;
+  const global = [
+    ...config.getGlobalGuards(),
+    ...config.getGlobalPipes(),
+    ...config.getGlobalInterceptors(),
+    ...config.getGlobalFilters(),
+    ...config.getGlobalRequestGuards(),
+    ...config.getGlobalRequestPipes(),
+    ...config.getGlobalRequestInterceptors(),
+    ...config.getGlobalRequestFilters(),
+  ];
+  if (global.length > 0) {
+    throw new Error(
+      'bus handlers are dispatched directly; global guards, pipes, interceptors and filters would never run',
+    );
+  }
+}
 
 function assertNothingSkipped(controller: Type, key: string): void {
   for (const [metadata, allowed] of Object.entries(ENHANCERS_ALLOWED)) {

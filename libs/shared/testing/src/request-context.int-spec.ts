@@ -1,5 +1,6 @@
 import { defineMessage } from '@licensing/contracts';
 import { CanActivate, Logger, Module, UseGuards } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { INestApplication } from '@nestjs/common';
 import { MessagePattern } from '@nestjs/microservices';
 import { Writable } from 'node:stream';
@@ -46,6 +47,9 @@ class GuardedController {
 
 @Module({ controllers: [GuardedController] })
 class GuardedModule {}
+
+@Module({ controllers: [GreetingController], providers: [{ provide: APP_GUARD, useClass: Deny }] })
+class GloballyGuardedModule {}
 
 /**
  * A bus service built like ours (startBusService, @BusController), on the real NATS: every log
@@ -161,5 +165,21 @@ describe('request context across the bus', () => {
     ).rejects.toThrow(
       'GuardedController.guarded: bus handlers are dispatched directly; Deny would never run',
     );
+  });
+
+  it('refuses to boot a service with a global guard, which direct dispatch would never run', async () => {
+    await expect(
+      startBusService(GloballyGuardedModule, {
+        name: 'globally-guarded-service',
+        config: {
+          NATS_URL: TEST_NATS_URL,
+          BUS_NAMESPACE: uniqueNamespace(),
+          HOST: '127.0.0.1',
+          HEALTH_PORT: 0,
+          SHUTDOWN_GRACE_MS: 50,
+          LOG_LEVEL: 'silent',
+        },
+      }),
+    ).rejects.toThrow('global guards, pipes, interceptors and filters would never run');
   });
 });
