@@ -12,6 +12,7 @@ require(path.join(root, 'dist/apps/cli/src/index.js'))
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
     env: process.env,
+    interactive: Boolean(process.stderr.isTTY),
   })
   .then((code) => {
     process.exitCode = code;

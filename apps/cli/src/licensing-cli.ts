@@ -1,12 +1,16 @@
+import { createWriteStream } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { Command, CommanderError, Option } from 'commander';
 import { decodeLicense, verifyLicense, type PublicKeyInput } from '@licensing/license-verifier';
+import { EXPORT_COLUMNS, IMPORT_COLUMNS, ImportRow, csvLine, readImport } from './bulk';
 
 /** Where the CLI reads and writes: the process's, or a test's. */
 export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   env: Record<string, string | undefined>;
+  /** stderr is a terminal: long commands draw a progress bar there. */
+  interactive?: boolean;
 }
 
 /** A failure with the one line to print and the exit code. */
@@ -224,6 +228,104 @@ function buildProgram(io: CliIo): Command {
       print(o, { file, serial: body.serial }, () => `${file}\n`);
     });
 
+  api(
+    licenses
+      .command('import')
+      .description('Create licenses from a CSV file, each row once')
+      .argument('<file>'),
+  )
+    .option('--concurrency <n>', 'requests in flight (1..16)', integer, 4)
+    .addHelpText(
+      'after',
+      `\nColumns (a header row names them; only product_id is required): ${IMPORT_COLUMNS.join(', ')}.\n` +
+        'features are separated by ";". Each row is sent with an Idempotency-Key made of its line and\n' +
+        'content: importing the same file again, or re-running an interrupted import, creates nothing twice.\n',
+    )
+    .action(async (file: string, o: ApiOptions & { concurrency: number }) => {
+      let rows: ImportRow[];
+      try {
+        rows = await readImport(file);
+      } catch (error) {
+        throw new CliError(
+          `cannot import ${file}: ${error instanceof Error ? error.message : String(error)}`,
+          2,
+        );
+      }
+      const failed: { line: number; detail: string }[] = [];
+      let done = 0;
+      const progress = () => {
+        if (!io.interactive) return;
+        const width = 30;
+        const filled = Math.round((done / Math.max(rows.length, 1)) * width);
+        io.stderr(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${rows.length}`);
+      };
+      const queue = [...rows];
+      const worker = async () => {
+        for (let row = queue.shift(); row; row = queue.shift()) {
+          await call(io, o, 'POST', '/v1/licenses', row.body, { 'idempotency-key': row.key }).catch(
+            (error: unknown) => {
+              failed.push({
+                line: row!.line,
+                detail: error instanceof Error ? error.message : String(error),
+              });
+            },
+          );
+          done += 1;
+          progress();
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(Math.max(o.concurrency, 1), 16) }, worker));
+      if (io.interactive) io.stderr('\n');
+      failed.sort((a, b) => a.line - b.line);
+      const summary = { rows: rows.length, ok: rows.length - failed.length, failed };
+      print(
+        o,
+        summary,
+        () =>
+          `${summary.ok} of ${summary.rows} rows imported\n` +
+          failed.map(({ line, detail }) => `line ${line}: ${detail}\n`).join(''),
+      );
+      if (failed.length > 0) throw new CliError(`${failed.length} row(s) failed`);
+    });
+  api(licenses.command('export').description('Write every license, page by page, as CSV or JSON lines'))
+    .addOption(new Option('--format <format>', 'csv or jsonl').choices(['csv', 'jsonl']).default('csv'))
+    .option('-o, --output <file>', 'where to write (default: standard output)')
+    .option('--product-id <id>', 'only this product')
+    .option('--status <status>', 'only this status')
+    .option('--customer-email <text>', 'e-mail contains')
+    .action(
+      async (o: ApiOptions & Record<string, unknown> & { format: 'csv' | 'jsonl'; output?: string }) => {
+        const out = o.output ? createWriteStream(o.output) : undefined;
+        const write = (text: string) => (out ? out.write(text) : io.stdout(text));
+        if (o.format === 'csv') write(csvLine([...EXPORT_COLUMNS]));
+        let written = 0;
+        for (let page = 1; ; page++) {
+          const query = new URLSearchParams({ page: String(page), per_page: '100' });
+          for (const [option, parameter] of Object.entries(QUERY)) {
+            if (o[option] !== undefined && option !== 'page' && option !== 'perPage')
+              query.set(parameter, String(o[option]));
+          }
+          const body = await call(io, o, 'GET', `/v1/licenses?${query}`);
+          const rows = body['licenses'] as Record<string, unknown>[];
+          for (const row of rows) {
+            write(
+              o.format === 'csv'
+                ? csvLine(EXPORT_COLUMNS.map((column) => row[column]))
+                : `${JSON.stringify(row)}\n`,
+            );
+          }
+          written += rows.length;
+          if (rows.length === 0 || written >= (body['total'] as number)) break;
+        }
+        if (out) {
+          await new Promise<void>((resolve, reject) =>
+            out.end((error?: Error | null) => (error ? reject(error) : resolve())),
+          );
+          io.stderr(`${written} licenses written to ${o.output}\n`);
+        }
+      },
+    );
+
   const apiKeys = resource('api-keys', 'API keys');
   api(apiKeys.command('create').description('Issue an API key (shown once)'))
     .requiredOption('--name <name>', 'its name')
@@ -314,6 +416,7 @@ async function call(
   method: string,
   path: string,
   body?: unknown,
+  headers: Record<string, string> = {},
 ): Promise<Record<string, unknown>> {
   const url = (options.url ?? io.env['LICENSING_URL'] ?? DEFAULT_URL).replace(/\/+$/, '');
   const apiKey = options.apiKey ?? io.env['LICENSING_API_KEY'];
@@ -325,6 +428,7 @@ async function call(
       headers: {
         authorization: `Bearer ${apiKey}`,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(30_000),
@@ -340,8 +444,13 @@ async function call(
     // A proxy's HTML error page, say: reported by status below.
   }
   if (!response.ok) {
-    const detail = parsed['detail'] ?? parsed['title'] ?? `HTTP ${response.status}`;
-    throw new CliError(String(detail));
+    const detail = String(parsed['detail'] ?? parsed['title'] ?? `HTTP ${response.status}`);
+    const errors = Array.isArray(parsed['errors'])
+      ? (parsed['errors'] as { field: string; message: string }[])
+      : [];
+    throw new CliError(
+      errors.length > 0 ? `${detail}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}` : detail,
+    );
   }
   return parsed;
 }

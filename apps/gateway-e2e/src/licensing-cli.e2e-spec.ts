@@ -151,6 +151,93 @@ describe('the licensing CLI', () => {
     expect(refused.err).toMatch(/^error: .+\n$/);
   });
 
+  it('imports licenses from a CSV once, however often or however far it runs, and exports them all', async () => {
+    const keyPair = (await cli('key-pairs', 'create', '--json')).json;
+    const code = `import-${Date.now().toString(36)}`;
+    const product = (
+      await cli(
+        'products',
+        'create',
+        '--name',
+        'Imported',
+        '--code',
+        code,
+        '--key-pair-id',
+        keyPair.id,
+        '--json',
+      )
+    ).json;
+    const rows = [
+      'product_id,license_type,customer_id,customer_email,features,max_seats',
+      `${product.id},subscription,,a@example.com,pro;sync,1`,
+      `${product.id},floating,,b@example.com,pro,5`,
+      `${product.id},subscription,,not-an-email,,1`,
+      `${product.id},subscription,,a@example.com,pro;sync,1`,
+      `${product.id},perpetual,"c, the ""third""",c@example.com,,1`,
+    ];
+    const full = join(dir, 'licenses.csv');
+    const firstTwo = join(dir, 'first-two.csv');
+    writeFileSync(full, `${rows.join('\n')}\n`);
+    writeFileSync(firstTwo, `${rows.slice(0, 3).join('\n')}\n`);
+    const count = async () =>
+      (await cli('licenses', 'list', '--product-id', product.id, '--json')).json.total as number;
+
+    // An import interrupted after two rows, then the whole file, then the whole file again.
+    expect(await cli('licenses', 'import', firstTwo, '--json')).toMatchObject({
+      code: 0,
+      json: { rows: 2, ok: 2, failed: [] },
+    });
+    const run = await cli('licenses', 'import', full, '--json');
+    expect(run.code).toBe(1);
+    expect(run.json).toMatchObject({ rows: 5, ok: 4, failed: [{ line: 4 }] });
+    expect(run.json.failed).toHaveLength(1);
+    expect(run.json.failed[0].detail).toMatch(/customer_email/);
+    expect(run.err).toContain('1 row(s) failed');
+    // Lines 2 and 5 are the same but two licenses; each row is created once however often it is sent.
+    expect(await count()).toBe(4);
+    expect((await cli('licenses', 'import', full, '--json')).json).toMatchObject({ ok: 4 });
+    expect(await count()).toBe(4);
+
+    const unknown = join(dir, 'unknown.csv');
+    writeFileSync(unknown, 'product,colour\nx,y\n');
+    const refused = await cli('licenses', 'import', unknown);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/unknown column\(s\) product, colour/);
+
+    const csv = await cli('licenses', 'export', '--product-id', product.id);
+    expect(csv.code).toBe(0);
+    const lines = csv.out.trim().split('\n');
+    expect(lines[0]).toBe(
+      'id,serial,product_id,product_code,license_type,status,customer_id,customer_email,features,max_seats,valid_from,valid_until,created_at',
+    );
+    expect(lines).toHaveLength(5);
+    const out = join(dir, 'export.jsonl');
+    const jsonl = await cli(
+      'licenses',
+      'export',
+      '--product-id',
+      product.id,
+      '--format',
+      'jsonl',
+      '--output',
+      out,
+    );
+    expect(jsonl.code).toBe(0);
+    const exported = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(exported).toHaveLength(4);
+    expect(exported.map((l: { customer_email: string }) => l.customer_email).sort()).toEqual([
+      'a@example.com',
+      'a@example.com',
+      'b@example.com',
+      'c@example.com',
+    ]);
+    // Quotes and commas survive the CSV round trip.
+    expect(lines.some((line) => line.includes('"c, the ""third"""'))).toBe(true);
+  });
+
   it('prints tables by default, help on every command, and one-line errors with non-zero exit codes', async () => {
     expect((await cli('key-pairs', 'list')).out).toMatch(/^ID\s+NAME\s+ALGORITHM\s+CREATED_AT\n/);
     for (const command of [
