@@ -358,7 +358,9 @@ export class LicenseClient {
           problem.detail ?? problem.title ?? `HTTP ${response.status}`,
           response.status,
         );
-        const retryAfter = Number(response.headers.get('retry-after'));
+        // Seconds (the form the platform sends); absent or unreadable: the backoff decides.
+        const header = response.headers.get('retry-after');
+        const retryAfter = header === null || header.trim() === '' ? Number.NaN : Number(header);
         if (Number.isFinite(retryAfter) && retryAfter >= 0)
           retryAfterMs = Math.min(retryAfter * 1000, MAX_RETRY_AFTER_MS);
       } catch (error) {
