@@ -1,3 +1,8 @@
+// The service's side of these definitions is libs/license-format/src/claims.ts. They are written
+// twice on purpose: this package ships alone, with no dependencies, and license-format (Node's
+// crypto) cannot be part of it. verify-license.spec.ts holds the two together: the same license
+// types, and a property test that both accept exactly the same payloads.
+
 /** The kinds of license the service issues. */
 export const LICENSE_TYPES = ['perpetual', 'subscription', 'trial', 'node_locked', 'floating'] as const;
 export type LicenseType = (typeof LICENSE_TYPES)[number];

@@ -14,13 +14,14 @@ import {
   generateKeyPair,
   jwsAlgorithmFor,
   KEY_ALGORITHMS,
+  LICENSE_TYPES,
   parsePrivateKey,
   readLicenseClaims as serviceReadLicenseClaims,
   signJws,
   type KeyAlgorithm,
   type LicenseClaims,
 } from '@licensing/license-format';
-import { readLicenseClaims } from './claims';
+import { LICENSE_TYPES as SDK_LICENSE_TYPES, readLicenseClaims } from './claims';
 import { base64, base64url, fromBase64, fromBase64url } from './encoding';
 import { decodeLicense, importPublicKey, InvalidPublicKeyError, licenseBlobOf, verifyLicense } from './index';
 
@@ -364,6 +365,10 @@ describe('building blocks', () => {
     expect(fromBase64url('YW+u')).toBeUndefined();
     expect(fromBase64('YWIuYw')).toBeUndefined();
     expect(fromBase64('YWIu-_==')).toBeUndefined();
+  });
+
+  it('knows exactly the license types the service issues', () => {
+    expect([...SDK_LICENSE_TYPES]).toEqual([...LICENSE_TYPES]);
   });
 
   it('accepts exactly the payloads the service accepts as license claims', () => {
