@@ -1,6 +1,6 @@
 // REFERENCE PIPELINES — not part of the product. Where the revocation service keeps a serial's
 // status in Redis: `<ns>:serial:<generation>:<serial>`, the generation named by the hash
-// `<ns>:serial-cache` (apps/revocation-service/src/cache/serial-status.cache.ts). Read like the
+// `<ns>:serial-cache` (libs/shared/serial-cache/src/serial-status.cache.ts). Read like the
 // service does: once, then every second, never per request.
 module.exports = async function cacheKeys({ redis, redisNamespace }) {
   const ns = redisNamespace ? `${redisNamespace}:` : '';

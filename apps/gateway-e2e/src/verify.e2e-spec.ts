@@ -1,4 +1,5 @@
 import { createHmac, generateKeyPairSync, randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import {
   blobFromJws,
   buildClaims,
@@ -8,6 +9,7 @@ import {
   signJws,
   type GeneratedKeyPair,
 } from '@licensing/license-format';
+import { TEST_DATABASE_URL } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import {
   blobOf,
@@ -425,6 +427,7 @@ describe('POST /licenses/verify', () => {
       const issued = await createLicense(orgA.api, { product_id: productA.id });
       await expectErrors({ license_blob: issued.license_blob, product_id: productA.id }, []);
       await expireLicenseInDatabase(issued.id);
+      await stack.forgetCachedSerials(issued.serial);
 
       const body = await expectErrors({ license_blob: issued.license_blob, product_id: productA.id }, [
         'expired',
@@ -497,6 +500,7 @@ describe('POST /licenses/verify', () => {
     it('reports suspended for a license stored as suspended', async () => {
       const issued = await createLicense(orgA.api, { product_id: productA.id });
       await sql(`UPDATE license.licenses SET status = 'suspended' WHERE id = $1`, [issued.id]);
+      await stack.forgetCachedSerials(issued.serial);
       await expectErrors({ license_blob: issued.license_blob, product_id: productA.id }, ['suspended']);
       await expectErrors({ license_blob: issued.license_blob, public_key: pemA }, [], orgB.api);
     });
@@ -509,6 +513,62 @@ describe('POST /licenses/verify', () => {
         'signature_invalid',
         'revoked',
       ]);
+    });
+
+    it('sees a suspension, a reinstatement and a revocation the moment each answer returns, with the cache warm', async () => {
+      const issued = await createLicense(orgA.api, { product_id: productA.id });
+      const body = { license_blob: issued.license_blob, product_id: productA.id };
+      await expectErrors(body, []);
+      await expectErrors(body, []); // answered from the cache now
+
+      const patch = (status: string) => orgA.api.patch(`/api/v1/licenses/${issued.id}`, { status });
+      expect((await patch('suspended')).status).toBe(200);
+      await expectErrors(body, ['suspended']);
+      expect((await patch('active')).status).toBe(200);
+      await expectErrors(body, []);
+      expect((await orgA.api.delete(`/api/v1/licenses/${issued.id}`)).status).toBe(200);
+      await expectErrors(body, ['revoked']);
+      await expectErrors({ license_blob: issued.license_blob, public_key: pemA }, ['revoked']);
+    });
+
+    it('answers a known license from the cache without reading PostgreSQL', async () => {
+      const issued = await createLicense(orgA.api, { product_id: productA.id });
+      const body = { license_blob: issued.license_blob, product_id: productA.id };
+      await expectErrors(body, []);
+      expect((await orgA.api.delete(`/api/v1/licenses/${issued.id}`)).status).toBe(200);
+
+      // With the licenses and the catalog locked against every read, only an answer that never
+      // reaches PostgreSQL comes back (a read would wait for the lock until the bus times out).
+      const locker = new Client({ connectionString: TEST_DATABASE_URL });
+      await locker.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query('LOCK TABLE license.licenses, license.catalog_products IN ACCESS EXCLUSIVE MODE');
+        await expectErrors(body, ['revoked']);
+        await expectErrors({ license_blob: issued.license_blob, public_key: pemA }, ['revoked']);
+      } finally {
+        await locker.query('ROLLBACK');
+        await locker.end();
+      }
+    });
+
+    it('does not let a cached license of org A answer for org B, or prove a product of another organization', async () => {
+      const issued = await createLicense(orgA.api, { product_id: productA.id });
+      expect((await orgA.api.delete(`/api/v1/licenses/${issued.id}`)).status).toBe(200);
+      await expectErrors({ license_blob: issued.license_blob, product_id: productA.id }, ['revoked']);
+
+      // Org B naming org A's product: still 404, though the cache holds a license of it.
+      const foreignProduct = await verify(
+        { license_blob: issued.license_blob, product_id: productA.id },
+        orgB.api,
+      );
+      expect(foreignProduct.status).toBe(404);
+      // Org B's own product: product_mismatch and unknown_key, never org A's revocation.
+      await expectErrors(
+        { license_blob: issued.license_blob, product_id: productB.id },
+        ['unknown_key', 'product_mismatch'],
+        orgB.api,
+      );
     });
   });
 });

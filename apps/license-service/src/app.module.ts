@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { DatabaseModule } from '@licensing/shared/database';
 import { EventsModule, OutboxEventEntity } from '@licensing/shared/events';
 import { BusModule } from '@licensing/shared/messaging';
+import { SerialCacheModule } from '@licensing/shared/serial-cache';
 import { ActivationEntity } from './activations/activation.entity';
 import { ActivationsModule } from './activations/activations.module';
 import { CatalogProductEntity } from './catalog/catalog-product.entity';
@@ -45,6 +46,12 @@ export class LicenseServiceModule {
           timeoutMs: config.BUS_TIMEOUT_MS,
           streamReplicas: config.JETSTREAM_REPLICAS,
           name: 'license-service',
+        }),
+        SerialCacheModule.forRoot({
+          url: config.REDIS_URL,
+          namespace: config.BUS_NAMESPACE,
+          ttlSeconds: config.REVOCATION_CACHE_TTL_SECONDS,
+          negativeTtlSeconds: config.REVOCATION_NEGATIVE_TTL_SECONDS,
         }),
         EventsModule,
         SigningModule.forRoot(config.SIGNING_MASTER_KEYS),

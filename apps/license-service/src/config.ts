@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { ConfigOf, commonEnv, databaseEnv, env, healthEnv, loadConfig } from '@licensing/shared/config';
+import {
+  ConfigOf,
+  commonEnv,
+  databaseEnv,
+  env,
+  healthEnv,
+  loadConfig,
+  redisEnv,
+  serialCacheEnv,
+} from '@licensing/shared/config';
 
 /** Well known, so only for development: production refuses to start without SIGNING_MASTER_KEYS. */
 const DEVELOPMENT_MASTER_KEY = `dev:${createHash('sha256').update('licensing-development-master-key').digest('base64')}`;
@@ -7,6 +16,8 @@ const DEVELOPMENT_MASTER_KEY = `dev:${createHash('sha256').update('licensing-dev
 export const licenseServiceEnv = {
   ...commonEnv,
   ...databaseEnv,
+  ...redisEnv('Redis of the serial-status cache, which verify reads before PostgreSQL'),
+  ...serialCacheEnv,
   ...healthEnv(3102),
   LICENSE_EXPIRY_SWEEP_MS: env.int({
     default: 30_000,

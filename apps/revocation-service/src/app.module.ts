@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { BusModule } from '@licensing/shared/messaging';
-import { CacheModule } from './cache/cache.module';
+import { SerialCacheModule } from '@licensing/shared/serial-cache';
 import { RevocationServiceConfig } from './config';
 import { RevocationModule } from './revocation/revocation.module';
 
@@ -17,7 +17,7 @@ export class RevocationServiceModule {
           streamReplicas: config.JETSTREAM_REPLICAS,
           name: 'revocation-service',
         }),
-        CacheModule.forRoot({
+        SerialCacheModule.forRoot({
           url: config.REDIS_URL,
           namespace: config.BUS_NAMESPACE,
           ttlSeconds: config.REVOCATION_CACHE_TTL_SECONDS,

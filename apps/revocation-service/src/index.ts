@@ -3,4 +3,4 @@
 export { startRevocationService } from './app';
 export { loadRevocationServiceConfig } from './config';
 // Where a serial's cache entry lives in Redis right now: tests look at the cache through it.
-export { serialCacheKey } from './cache/serial-status.cache';
+export { serialCacheKey } from '@licensing/shared/serial-cache';

@@ -21,7 +21,7 @@ import {
   TEST_REDIS_URL,
 } from '@licensing/shared/testing';
 import { startRevocationService } from './app';
-import { serialCacheKey } from './cache/serial-status.cache';
+import { serialCacheKey } from '@licensing/shared/serial-cache';
 import { loadRevocationServiceConfig } from './config';
 
 /**

@@ -5,7 +5,15 @@ import { loadLicenseServiceConfig, startLicenseService } from '@licensing/app/li
 import { loadProductServiceConfig, startProductService } from '@licensing/app/product-service';
 import { loadRevocationServiceConfig, startRevocationService } from '@licensing/app/revocation-service';
 import { loadWebhookServiceConfig, startWebhookService } from '@licensing/app/webhook-service';
-import { ApiClient, deleteNamespaceStreams, testEnv, uniqueNamespace } from '@licensing/shared/testing';
+import { Redis } from 'ioredis';
+import { serialCacheKey } from '@licensing/shared/serial-cache';
+import {
+  ApiClient,
+  TEST_REDIS_URL,
+  deleteNamespaceStreams,
+  testEnv,
+  uniqueNamespace,
+} from '@licensing/shared/testing';
 
 export interface TestOrganization {
   id: string;
@@ -40,6 +48,12 @@ export interface TestStack {
    * caller, as a deploy or a SIGTERM would).
    */
   startReplica(name: string): Promise<INestApplication>;
+  /**
+   * Drops serials' entries from the serial-status cache. The services keep the cache current for
+   * every change they make; a test that changes a license row behind their back (to fake the
+   * passing of time, say) calls this, as an operator would after a manual fix.
+   */
+  forgetCachedSerials(...serials: string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -67,6 +81,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   if (typeof address !== 'object' || address === null) throw new Error('gateway is not listening');
   const baseUrl = `http://127.0.0.1:${address.port}`;
   const organizations = gateway.get(OrganizationsService);
+  let redis: Redis | undefined;
 
   return {
     baseUrl,
@@ -106,7 +121,13 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
       replicas.push(replica);
       return replica;
     },
+    async forgetCachedSerials(...serials) {
+      redis ??= new Redis(TEST_REDIS_URL);
+      const keys = await Promise.all(serials.map((serial) => serialCacheKey(redis!, namespace, serial)));
+      if (keys.length > 0) await redis.del(...keys);
+    },
     async close() {
+      await redis?.quit();
       await gateway.close();
       // Closing twice (a test stopped its replica already) is harmless.
       for (const replica of replicas) await replica.close().catch(() => undefined);

@@ -20,6 +20,7 @@ import {
 } from '@licensing/license-format';
 import { DomainError } from '@licensing/shared/errors';
 import { preparedStatement } from '@licensing/shared/database';
+import { CacheLookup, SerialStatusCache } from '@licensing/shared/serial-cache';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { SigningKeysService } from '../signing/signing-keys.service';
 import { LicenseEntity } from './license.entity';
@@ -44,22 +45,23 @@ const MESSAGES: Record<VerifyErrorCode, string> = {
 @Injectable()
 export class LicenseVerifier {
   private publicKeyCache = new Map<string, KeyObject>();
-  /** In one round trip: whether the named product is live (null when none is named), and the serial's stored status. */
-  private readonly lookup: (values: unknown[]) => Promise<StoredState[]>;
+  /** In one round trip: whether the named product is live (null when none is named), and the serial's stored license. */
+  private readonly lookup: (values: unknown[]) => Promise<StoredRow[]>;
 
   constructor(
     @InjectDataSource() dataSource: DataSource,
     private readonly signingKeys: SigningKeysService,
+    private readonly serialCache: SerialStatusCache,
   ) {
     const catalog = dataSource.getMetadata(CatalogProductEntity).tablePath;
     const licenses = dataSource.getMetadata(LicenseEntity).tablePath;
-    this.lookup = preparedStatement<StoredState>(
+    this.lookup = preparedStatement<StoredRow>(
       dataSource,
       'license-verify-lookup',
       `SELECT $3::uuid IS NULL OR EXISTS (
                 SELECT 1 FROM ${catalog} WHERE id = $3::uuid AND org_id = $1 AND retired_at IS NULL
               ) AS product_live,
-              l.status, l.valid_until
+              l.id, l.product_id, l.status, l.revoked_at, l.valid_until, l.max_seats, l.updated_at
          FROM (SELECT 1) AS one
          LEFT JOIN ${licenses} l ON l.serial = $2 AND l.org_id = $1`,
     );
@@ -78,8 +80,8 @@ export class LicenseVerifier {
       if (!(error instanceof MalformedJwsError)) throw error;
     }
     // An unknown product is a 404 whatever the file holds; the serial is looked up only if there is one.
-    const [stored] = await this.lookup([orgId, claims?.sub ?? null, productId]);
-    if (!stored.product_live) throw DomainError.notFound('Product', productId!);
+    const stored = await this.storedState(orgId, claims?.sub, productId);
+    if (!stored.productLive) throw DomainError.notFound('Product', productId!);
     if (!decoded || !claims) return invalid(['malformed']);
 
     const errors: VerifyErrorCode[] = [];
@@ -90,7 +92,7 @@ export class LicenseVerifier {
     const now = new Date();
     errors.push(...timeProblems(claims, now));
     const status =
-      stored.status && effectiveStatus({ status: stored.status, validUntil: stored.valid_until }, now);
+      stored.status && effectiveStatus({ status: stored.status, validUntil: stored.validUntil }, now);
     if (status === 'revoked' || status === 'suspended') errors.push(status);
     if (status === 'expired' && !errors.includes('expired')) errors.push('expired');
 
@@ -107,6 +109,72 @@ export class LicenseVerifier {
       },
       errors: errors.map((code) => ({ code, message: MESSAGES[code] })),
     };
+  }
+
+  /**
+   * The serial's stored status and whether the named product is live, from the serial-status cache
+   * when it can tell both, else from PostgreSQL (whose answer then fills the cache).
+   *
+   * The cache is as current as PostgreSQL for what verify needs: a change of status or validity is
+   * written through to it before the change is answered (the same promise check-revocation keeps),
+   * and a write older than the entry it would replace is refused inside Redis. A cached license of
+   * the named product also proves the product live, since a product with licenses cannot be
+   * deleted; any other case (no serial, unknown serial, another product) asks PostgreSQL.
+   */
+  private async storedState(
+    orgId: string,
+    serial: string | undefined,
+    productId: string | null,
+  ): Promise<StoredState> {
+    if (serial !== undefined) {
+      const cached = await this.fromCache(orgId, serial, productId);
+      if (cached) return cached;
+    }
+    const [row] = await this.lookup([orgId, serial ?? null, productId]);
+    if (row.id !== null && serial !== undefined) this.fill(orgId, serial, row);
+    return { productLive: row.product_live, status: row.status, validUntil: row.valid_until };
+  }
+
+  private async fromCache(
+    orgId: string,
+    serial: string,
+    productId: string | null,
+  ): Promise<StoredState | undefined> {
+    let lookup: CacheLookup;
+    try {
+      lookup = await this.serialCache.getMany([serial]);
+    } catch {
+      return undefined; // Redis down or not confirmed: PostgreSQL answers (the cache has logged why).
+    }
+    const entry = lookup.hits[0];
+    const ours = entry !== undefined && entry.org_id === orgId;
+    if (productId !== null && !(ours && entry.product_id === productId)) return undefined;
+    if (!ours)
+      return lookup.misses.length > 0 ? undefined : { productLive: true, status: null, validUntil: null };
+    return {
+      productLive: true,
+      status: entry.status,
+      validUntil: entry.valid_until === null ? null : new Date(entry.valid_until),
+    };
+  }
+
+  /** Best effort: a failed fill costs the next verify of the serial another PostgreSQL read. */
+  private fill(orgId: string, serial: string, row: StoredRow): void {
+    this.serialCache
+      .putMany([
+        {
+          serial,
+          org_id: orgId,
+          license_id: row.id!,
+          product_id: row.product_id!,
+          status: row.status!,
+          revoked_at: row.revoked_at?.toISOString() ?? null,
+          valid_until: row.valid_until?.toISOString() ?? null,
+          max_seats: row.max_seats!,
+          version: row.updated_at!.getTime(),
+        },
+      ])
+      .catch(() => undefined);
   }
 
   /** A caller-supplied PEM is parsed once and kept: fleets send the same product key again and again. */
@@ -139,9 +207,21 @@ export class LicenseVerifier {
 }
 
 interface StoredState {
-  product_live: boolean;
+  productLive: boolean;
   status: LicenseStatus | null;
+  validUntil: Date | null;
+}
+
+/** The lookup's row: the license's columns are null when the organization has no such serial. */
+interface StoredRow {
+  product_live: boolean;
+  id: string | null;
+  product_id: string | null;
+  status: LicenseStatus | null;
+  revoked_at: Date | null;
   valid_until: Date | null;
+  max_seats: number | null;
+  updated_at: Date | null;
 }
 
 function invalid(codes: VerifyErrorCode[]): VerifyResultView {

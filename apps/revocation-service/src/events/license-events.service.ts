@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { LICENSE_EVENTS_FILTER, LicenseEventRecord, SerialStatus, Streams } from '@licensing/contracts';
 import { BusClient, DurableConsumer, decodeMessage } from '@licensing/shared/messaging';
-import { SerialStatusCache } from '../cache/serial-status.cache';
+import { SerialStatusCache } from '@licensing/shared/serial-cache';
 
 /** Shared by every replica: each event is applied by one of them. */
 const DURABLE = 'revocation-service';

@@ -8,7 +8,7 @@ import {
 } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
 import { BusController, BusData, BusOrg, Handles } from '@licensing/shared/messaging';
-import { SerialStatusCache } from '../cache/serial-status.cache';
+import { SerialStatusCache } from '@licensing/shared/serial-cache';
 import { RevocationService } from './revocation.service';
 
 @BusController()

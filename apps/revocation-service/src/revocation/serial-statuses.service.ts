@@ -6,7 +6,7 @@ import { Metrics } from '@licensing/shared/metrics';
 const hits = Metrics.revocationCacheLookups.labels('hit');
 const missCount = Metrics.revocationCacheLookups.labels('miss');
 const unavailable = Metrics.revocationCacheLookups.labels('unavailable');
-import { SerialStatusCache } from '../cache/serial-status.cache';
+import { SerialStatusCache } from '@licensing/shared/serial-cache';
 
 /**
  * The stored status of a batch of serials, from any organization (callers compare `org_id`):

@@ -85,3 +85,18 @@ export function redisEnv(purpose: string) {
     }),
   };
 }
+
+/** The serial-status cache in Redis: the revocation service answers from it, the license service verifies from it. */
+export const serialCacheEnv = {
+  REVOCATION_CACHE_TTL_SECONDS: env.int({
+    default: 3600,
+    min: 1,
+    description: 'How long a cached serial status lives; events and write-through keep it current meanwhile',
+  }),
+  REVOCATION_NEGATIVE_TTL_SECONDS: env.int({
+    default: 30,
+    min: 1,
+    description:
+      'How long "no such serial" is cached, so unknown serials do not reach PostgreSQL on every check',
+  }),
+};

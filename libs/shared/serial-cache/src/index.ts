@@ -1,0 +1,2 @@
+export * from './serial-status.cache';
+export * from './serial-cache.module';
