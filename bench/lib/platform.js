@@ -57,8 +57,11 @@ function startProcesses(entries, logFile) {
     onFailure = reject;
   });
   failed.catch(() => undefined);
+  // Node flags for the platform's processes only (NODE_OPTIONS refuses --cpu-prof), e.g. to profile:
+  // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npm run bench -- --scenarios verify
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   for (const entry of entries) {
-    const child = spawn(process.execPath, ['-r', './tools/register-paths.js', entry.main], {
+    const child = spawn(process.execPath, [...nodeArgs, '-r', './tools/register-paths.js', entry.main], {
       cwd: root,
       stdio: ['ignore', log, log],
       env: entry.env,
