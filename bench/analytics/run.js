@@ -36,11 +36,15 @@ const log = (line) => process.stdout.write(`${line}\n`);
 const ms = (start) => Number(process.hrtime.bigint() - start) / 1e6;
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
-/** Set-based equivalent of analytics.store_sync_reports for one whole day already in sync_reports. */
+/**
+ * Set-based equivalent of analytics.store_sync_reports for one whole day already in sync_reports
+ * (the last-seen rows are filled once every day is in).
+ */
 const rollupDay = (day) => {
   const span = `received_at >= '${day}T00:00:00Z' AND received_at < ('${day}'::date + 1)::timestamp AT TIME ZONE 'UTC'`;
   const all = `'00000000-0000-0000-0000-000000000000'::uuid`;
   return [
+    `INSERT INTO analytics.sync_report_ids SELECT report_id, received_at FROM analytics.sync_reports WHERE ${span} ORDER BY 1`,
     `INSERT INTO analytics.active_licenses_hourly SELECT DISTINCT org_id, product_id, date_trunc('hour', received_at, 'UTC'), license_id FROM analytics.sync_reports WHERE ${span}`,
     `INSERT INTO analytics.active_licenses_daily SELECT DISTINCT org_id, product_id, '${day}'::date, license_id FROM analytics.sync_reports WHERE ${span}`,
     `INSERT INTO analytics.active_fingerprints_hourly SELECT DISTINCT org_id, p, date_trunc('hour', received_at, 'UTC'), hardware_fingerprint FROM analytics.sync_reports, LATERAL (VALUES (product_id), (${all})) s(p) WHERE ${span} AND hardware_fingerprint IS NOT NULL`,
@@ -117,7 +121,13 @@ async function main() {
       await db.query(generateDay(day, Math.round(REPORTS / DAYS)));
       for (const sql of rollupDay(day)) await db.query(sql);
     }
+    // What the store function's last-seen upserts leave: each license's and machine's latest hour.
+    await db.query(`INSERT INTO analytics.license_last_seen
+      SELECT org_id, product_id, license_id, max(hour) FROM analytics.active_licenses_hourly GROUP BY 1, 2, 3`);
+    await db.query(`INSERT INTO analytics.fingerprint_last_seen
+      SELECT org_id, product_id, fingerprint, max(hour) FROM analytics.active_fingerprints_hourly GROUP BY 1, 2, 3`);
     await db.query('ANALYZE');
+    await db.query('VACUUM analytics.license_last_seen, analytics.fingerprint_last_seen');
     log(`  generated in ${(ms(start) / 1000).toFixed(0)} s`);
   } else log(`Reusing ${seeded.toLocaleString()} reports in ${DATABASE}`);
 
@@ -231,6 +241,8 @@ async function main() {
     await db.query(
       `SELECT sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname LIKE 'sync_reports_p%') AS raw,
               sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname LIKE 'active_%_p%') AS active,
+              sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname = 'sync_report_ids') AS ids,
+              sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname LIKE '%_last_seen') AS last_seen,
               sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname ~ '^(usage|feature|version)_.*_p\\d+$') AS rollups
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'analytics' AND c.relkind = 'r'`,
     )
@@ -248,6 +260,7 @@ async function main() {
       `| ${r.query} | ${r.days} | ${r.p50.toFixed(1)} ms | ${r.p95.toFixed(1)} ms | ${r.p95 <= 200 ? 'yes' : 'NO'} |`,
     );
   }
+  log(`| last-seen rows | ${(Number(disk.last_seen) / 2 ** 20).toFixed(0)} MiB in all |`);
   log(`\n| ingest | value |\n|---|--:|`);
   log(
     `| reports published (64 publishers in flight) | ${INGEST.toLocaleString()} in ${(publishMs / 1000).toFixed(1)} s |`,
@@ -258,7 +271,7 @@ async function main() {
   );
   log(`| lag after the last publish | ${(lagMs / 1000).toFixed(2)} s |`);
   log(
-    `\n| disk per million reports | raw ${perMillion(disk.raw)} · active rows ${perMillion(disk.active)} · rollups ${perMillion(disk.rollups)} |`,
+    `\n| disk per million reports | raw ${perMillion(disk.raw)} · report ids ${perMillion(disk.ids)} · active rows ${perMillion(disk.active)} · rollups ${perMillion(disk.rollups)} |`,
   );
 
   await bus.onApplicationShutdown();
