@@ -3,10 +3,11 @@
 // the service's bus handlers, ingest through the real consumer, and disk per million reports.
 //   npm run build && npm run bench:analytics -- --reports 50000000   (see docs/analytics.md)
 //   npm run bench:analytics -- --smoke                               (20,000 reports, seconds)
-const { randomUUID } = require('node:crypto');
+const { randomBytes, randomUUID } = require('node:crypto');
 const { parseArgs } = require('node:util');
 const { Client } = require('pg');
 require('../../tools/register-paths');
+const { build } = require('../lib/platform');
 
 const { values: args } = parseArgs({
   options: {
@@ -26,9 +27,16 @@ const DAYS = Number(args.days);
 const INGEST = args.smoke ? 2_000 : Number(args.ingest);
 const SAMPLES = args.smoke ? 3 : Number(args.samples);
 const SERVER = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
-const DATABASE = args.database ?? `licensing_bench_analytics_${REPORTS}`;
+const UNIQUE = randomBytes(5).toString('hex');
+// The smoke run (CI) takes a database named like the test suite's, so that an interrupted run is
+// swept by the next `npm test`, and a namespace of its own.
+const DATABASE =
+  args.database ??
+  (args.smoke
+    ? `licensing_test_${Date.now().toString(36)}_bana${UNIQUE}`
+    : `licensing_bench_analytics_${REPORTS}`);
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const NAMESPACE = `bana${Date.now().toString(36)}`;
+const NAMESPACE = args.smoke ? `t${UNIQUE}` : `bana${Date.now().toString(36)}`;
 const ORGS = 3;
 const PRODUCTS_PER_ORG = 2;
 
@@ -69,6 +77,8 @@ const generateDay = (day, count) => `
     FROM generate_series(1, ${count}) g, LATERAL (SELECT (hashint4(g # ${day.replace(/-/g, '')}) & 2147483647) % ${LICENSES} AS l) x`;
 
 async function main() {
+  log('building (npm run build)…');
+  build();
   const admin = new Client({ connectionString: `${SERVER}/postgres` });
   await admin.connect();
   const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE])).rowCount > 0;
