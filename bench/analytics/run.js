@@ -3,10 +3,11 @@
 // the service's bus handlers, ingest through the real consumer, and disk per million reports.
 //   npm run build && npm run bench:analytics -- --reports 50000000   (see docs/analytics.md)
 //   npm run bench:analytics -- --smoke                               (20,000 reports, seconds)
-const { randomUUID } = require('node:crypto');
+const { randomBytes, randomUUID } = require('node:crypto');
 const { parseArgs } = require('node:util');
 const { Client } = require('pg');
 require('../../tools/register-paths');
+const { build } = require('../lib/platform');
 
 const { values: args } = parseArgs({
   options: {
@@ -26,9 +27,16 @@ const DAYS = Number(args.days);
 const INGEST = args.smoke ? 2_000 : Number(args.ingest);
 const SAMPLES = args.smoke ? 3 : Number(args.samples);
 const SERVER = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
-const DATABASE = args.database ?? `licensing_bench_analytics_${REPORTS}`;
+const UNIQUE = randomBytes(5).toString('hex');
+// The smoke run (CI) takes a database named like the test suite's, so that an interrupted run is
+// swept by the next `npm test`, and a namespace of its own.
+const DATABASE =
+  args.database ??
+  (args.smoke
+    ? `licensing_test_${Date.now().toString(36)}_bana${UNIQUE}`
+    : `licensing_bench_analytics_${REPORTS}`);
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const NAMESPACE = `bana${Date.now().toString(36)}`;
+const NAMESPACE = args.smoke ? `t${UNIQUE}` : `bana${Date.now().toString(36)}`;
 const ORGS = 3;
 const PRODUCTS_PER_ORG = 2;
 
@@ -36,11 +44,15 @@ const log = (line) => process.stdout.write(`${line}\n`);
 const ms = (start) => Number(process.hrtime.bigint() - start) / 1e6;
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
-/** Set-based equivalent of analytics.store_sync_reports for one whole day already in sync_reports. */
+/**
+ * Set-based equivalent of analytics.store_sync_reports for one whole day already in sync_reports
+ * (the last-seen rows are filled once every day is in).
+ */
 const rollupDay = (day) => {
   const span = `received_at >= '${day}T00:00:00Z' AND received_at < ('${day}'::date + 1)::timestamp AT TIME ZONE 'UTC'`;
   const all = `'00000000-0000-0000-0000-000000000000'::uuid`;
   return [
+    `INSERT INTO analytics.sync_report_ids SELECT report_id, received_at FROM analytics.sync_reports WHERE ${span} ORDER BY 1`,
     `INSERT INTO analytics.active_licenses_hourly SELECT DISTINCT org_id, product_id, date_trunc('hour', received_at, 'UTC'), license_id FROM analytics.sync_reports WHERE ${span}`,
     `INSERT INTO analytics.active_licenses_daily SELECT DISTINCT org_id, product_id, '${day}'::date, license_id FROM analytics.sync_reports WHERE ${span}`,
     `INSERT INTO analytics.active_fingerprints_hourly SELECT DISTINCT org_id, p, date_trunc('hour', received_at, 'UTC'), hardware_fingerprint FROM analytics.sync_reports, LATERAL (VALUES (product_id), (${all})) s(p) WHERE ${span} AND hardware_fingerprint IS NOT NULL`,
@@ -65,6 +77,8 @@ const generateDay = (day, count) => `
     FROM generate_series(1, ${count}) g, LATERAL (SELECT (hashint4(g # ${day.replace(/-/g, '')}) & 2147483647) % ${LICENSES} AS l) x`;
 
 async function main() {
+  log('building (npm run build)…');
+  build();
   const admin = new Client({ connectionString: `${SERVER}/postgres` });
   await admin.connect();
   const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE])).rowCount > 0;
@@ -117,7 +131,13 @@ async function main() {
       await db.query(generateDay(day, Math.round(REPORTS / DAYS)));
       for (const sql of rollupDay(day)) await db.query(sql);
     }
+    // What the store function's last-seen upserts leave: each license's and machine's latest hour.
+    await db.query(`INSERT INTO analytics.license_last_seen
+      SELECT org_id, product_id, license_id, max(hour) FROM analytics.active_licenses_hourly GROUP BY 1, 2, 3`);
+    await db.query(`INSERT INTO analytics.fingerprint_last_seen
+      SELECT org_id, product_id, fingerprint, max(hour) FROM analytics.active_fingerprints_hourly GROUP BY 1, 2, 3`);
     await db.query('ANALYZE');
+    await db.query('VACUUM analytics.license_last_seen, analytics.fingerprint_last_seen');
     log(`  generated in ${(ms(start) / 1000).toFixed(0)} s`);
   } else log(`Reusing ${seeded.toLocaleString()} reports in ${DATABASE}`);
 
@@ -231,6 +251,8 @@ async function main() {
     await db.query(
       `SELECT sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname LIKE 'sync_reports_p%') AS raw,
               sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname LIKE 'active_%_p%') AS active,
+              sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname = 'sync_report_ids') AS ids,
+              sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname LIKE '%_last_seen') AS last_seen,
               sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname ~ '^(usage|feature|version)_.*_p\\d+$') AS rollups
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'analytics' AND c.relkind = 'r'`,
     )
@@ -248,6 +270,7 @@ async function main() {
       `| ${r.query} | ${r.days} | ${r.p50.toFixed(1)} ms | ${r.p95.toFixed(1)} ms | ${r.p95 <= 200 ? 'yes' : 'NO'} |`,
     );
   }
+  log(`| last-seen rows | ${(Number(disk.last_seen) / 2 ** 20).toFixed(0)} MiB in all |`);
   log(`\n| ingest | value |\n|---|--:|`);
   log(
     `| reports published (64 publishers in flight) | ${INGEST.toLocaleString()} in ${(publishMs / 1000).toFixed(1)} s |`,
@@ -258,7 +281,7 @@ async function main() {
   );
   log(`| lag after the last publish | ${(lagMs / 1000).toFixed(2)} s |`);
   log(
-    `\n| disk per million reports | raw ${perMillion(disk.raw)} · active rows ${perMillion(disk.active)} · rollups ${perMillion(disk.rollups)} |`,
+    `\n| disk per million reports | raw ${perMillion(disk.raw)} · report ids ${perMillion(disk.ids)} · active rows ${perMillion(disk.active)} · rollups ${perMillion(disk.rollups)} |`,
   );
 
   await bus.onApplicationShutdown();

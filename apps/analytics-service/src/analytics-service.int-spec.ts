@@ -15,6 +15,7 @@ import {
 import { startAnalyticsService } from './app';
 import { loadAnalyticsServiceConfig } from './config';
 import { PartitionMaintenanceJob, PartitionsService } from './partitions/partitions.service';
+import { ALL_PRODUCTS } from './reports/rollup.entity';
 import { SYNC_REPORT_CONSUMER } from './reports/sync-report.consumer';
 
 /**
@@ -130,6 +131,95 @@ describe('analytics service', () => {
       ],
       total: 1,
     });
+  });
+
+  /** Raw rows of the report ids, and what the organization's rollups and active rows say. */
+  async function stored(orgId: string, reportIds: string[]) {
+    const [row] = await app
+      .get(DataSource)
+      .query<Array<{ raw: number; ids: number; syncs: number; licenses: number; hourly: number }>>(
+        `SELECT (SELECT count(*)::int FROM analytics.sync_reports WHERE report_id = ANY($1)) AS raw,
+              (SELECT count(*)::int FROM analytics.sync_report_ids WHERE report_id = ANY($1)) AS ids,
+              (SELECT coalesce(sum(syncs), 0)::int FROM analytics.usage_daily WHERE org_id = $2 AND product_id = $3) AS syncs,
+              (SELECT coalesce(sum(licenses), 0)::int FROM analytics.usage_daily WHERE org_id = $2 AND product_id = $3) AS licenses,
+              (SELECT coalesce(sum(syncs), 0)::int FROM analytics.usage_hourly WHERE org_id = $2 AND product_id = $3) AS hourly`,
+        [reportIds, orgId, ALL_PRODUCTS],
+      );
+    return row;
+  }
+
+  it('counts a report once when it comes back after the duplicate window, with another received_at', async () => {
+    const orgId = randomUUID();
+    const first = report(orgId, { received_at: '2026-04-10T23:59:00.000Z', hardware_fingerprint: 'm1' });
+    // A client retrying 10 minutes later: the revocation service publishes it again with a new
+    // received_at (here in the next UTC day, so in another partition), under a Nats-Msg-Id the stream
+    // no longer remembers.
+    const retried = { ...first, received_at: '2026-04-11T00:09:30.000Z' };
+    await publish(first);
+    await waitFor(async () => (await stored(orgId, [first.report_id])).raw === 1, { what: 'the first copy' });
+    await publish(retried, randomUUID());
+    const marker = report(orgId, { received_at: '2026-04-11T01:00:00.000Z' });
+    await publish(marker);
+    await waitFor(async () => (await stored(orgId, [marker.report_id])).raw === 1, { what: 'the marker' });
+    await drained();
+
+    expect(await stored(orgId, [first.report_id])).toEqual({
+      raw: 1,
+      ids: 1,
+      syncs: 2,
+      licenses: 2,
+      hourly: 2,
+    });
+    const range = { from: '2026-04-10T00:00:00.000Z', to: '2026-04-12T00:00:00.000Z' };
+    expect((await bus.as(orgId).send(Messages.analytics.usage, range)).buckets).toEqual([
+      { bucket: '2026-04-10T00:00:00.000Z', syncs: 1, licenses: 1, fingerprints: 1, peak_seats_in_use: null },
+      { bucket: '2026-04-11T00:00:00.000Z', syncs: 1, licenses: 1, fingerprints: 0, peak_seats_in_use: null },
+    ]);
+  });
+
+  it('counts a report once when two consumers store it at the same time, whatever the order of their batches', async () => {
+    const orgId = randomUUID();
+    const dataSource = app.get(DataSource);
+    await app.get(PartitionsService).ensure(['2026-04-20', '2026-04-21']);
+    const shared = Array.from({ length: 50 }, (_, i) =>
+      report(orgId, { received_at: `2026-04-20T10:${String(i).padStart(2, '0')}:00.000Z` }),
+    );
+    const own = (n: number) =>
+      Array.from({ length: n }, () => report(orgId, { received_at: '2026-04-20T11:00:00.000Z' }));
+    // The same ids in the other order, received a day later (a retry), plus one identical copy.
+    const batchA = [...shared, ...own(5)];
+    const batchB = [
+      ...own(7),
+      ...shared.map((r) => ({ ...r, received_at: '2026-04-21T09:00:00.000Z' })).reverse(),
+      shared[0],
+    ];
+    const store = 'SELECT analytics.store_sync_reports($1::jsonb) AS inserted';
+
+    const a = dataSource.createQueryRunner();
+    const b = dataSource.createQueryRunner();
+    try {
+      await a.connect();
+      await b.connect();
+      await a.startTransaction();
+      const [{ inserted: storedByA }] = await a.query(store, [JSON.stringify(batchA)]);
+      const bPid = (await b.query('SELECT pg_backend_pid() AS pid'))[0].pid;
+      const storingB = b.query(store, [JSON.stringify(batchB)]);
+      // B waits on the ids A holds, uncommitted: the database, not timing, decides who stores them.
+      await waitFor(
+        async () =>
+          (await dataSource.query(`SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1`, [bPid]))[0]
+            ?.wait_event_type === 'Lock',
+        { what: 'the second batch to wait for the first' },
+      );
+      await a.commitTransaction();
+      const [{ inserted: storedByB }] = await storingB;
+      expect([storedByA, storedByB]).toEqual([55, 7]);
+    } finally {
+      await a.release();
+      await b.release();
+    }
+    const ids = [...batchA, ...batchB].map((r) => r.report_id);
+    expect(await stored(orgId, ids)).toEqual({ raw: 62, ids: 62, syncs: 62, licenses: 62, hourly: 62 });
   });
 
   describe('queries over hand-made reports', () => {
@@ -443,6 +533,15 @@ describe('analytics service', () => {
     await waitFor(async () => (await org.send(Messages.analytics.active, { window: '30d' })).licenses === 3, {
       what: 'the active reports',
     });
+    // Late: an older report of l1 and m1, stored after the recent ones, leaves them seen recently.
+    const late = report(orgId, {
+      license_id: l1,
+      product_id: p1,
+      hardware_fingerprint: 'm1',
+      received_at: ago(8 * 86_400_000),
+    });
+    await publish(late);
+    await waitFor(async () => (await stored(orgId, [late.report_id])).raw === 1, { what: 'the late report' });
     expect(await org.send(Messages.analytics.active, {})).toMatchObject({
       window: '24h',
       licenses: 2,
@@ -455,14 +554,51 @@ describe('analytics service', () => {
     const month = await org.send(Messages.analytics.active, { window: '30d' });
     expect(month).toMatchObject({ window: '30d', licenses: 3, machines: 3 });
     expect(month.from).toMatch(/T00:00:00\.000Z$/);
+    // The same counts as distinct licenses and machines over the window's active rows.
+    for (const window of ['24h', '7d', '30d'] as const) {
+      for (const product_id of [undefined, p1, p2]) {
+        const answer = await org.send(Messages.analytics.active, { window, product_id });
+        const unit = window === '24h' ? 'hour' : 'day';
+        const start = unit === 'hour' ? answer.from : answer.from.slice(0, 10);
+        const [counted] = await app.get(DataSource).query(
+          `SELECT (SELECT count(DISTINCT license_id)::int FROM analytics.active_licenses_${unit === 'hour' ? 'hourly' : 'daily'}
+                    WHERE org_id = $1 AND ($2::uuid IS NULL OR product_id = $2) AND ${unit} >= $3) AS licenses,
+                  (SELECT count(DISTINCT fingerprint)::int FROM analytics.active_fingerprints_${unit === 'hour' ? 'hourly' : 'daily'}
+                    WHERE org_id = $1 AND product_id = coalesce($2::uuid, $4::uuid) AND ${unit} >= $3) AS machines`,
+          [orgId, product_id ?? null, start, ALL_PRODUCTS],
+        );
+        expect({ window, product_id, licenses: answer.licenses, machines: answer.machines }).toEqual({
+          window,
+          product_id,
+          ...counted,
+        });
+      }
+    }
     await expect(org.send(Messages.analytics.active, { window: '1y' })).rejects.toMatchObject({
       code: 'validation_failed',
       errors: [expect.objectContaining({ field: 'window' })],
     });
   });
 
-  it('drops whole partitions once they are past retention, never rows', async () => {
+  it('drops whole partitions once they are past retention, never rows, with their report ids and last-seen rows', async () => {
     await app.get(PartitionsService).ensure(['2016-01-15']);
+    const old = report(randomUUID(), {
+      hardware_fingerprint: 'm-old',
+      received_at: '2016-01-15T12:00:00.000Z',
+    });
+    await app
+      .get(DataSource)
+      .query('SELECT analytics.store_sync_reports($1::jsonb)', [JSON.stringify([old])]);
+    const leftOf = async () =>
+      (
+        await app.get(DataSource).query(
+          `SELECT (SELECT count(*)::int FROM analytics.sync_report_ids WHERE report_id = $1) AS ids,
+                  (SELECT count(*)::int FROM analytics.license_last_seen WHERE org_id = $2) AS licenses,
+                  (SELECT count(*)::int FROM analytics.fingerprint_last_seen WHERE org_id = $2) AS machines`,
+          [old.report_id, old.org_id],
+        )
+      )[0];
+    expect(await leftOf()).toEqual({ ids: 1, licenses: 1, machines: 2 });
     const partitions = () =>
       app
         .get(DataSource)
@@ -473,6 +609,7 @@ describe('analytics service', () => {
     expect(await partitions()).toContain('sync_reports_p20160115');
     await app.get(PartitionMaintenanceJob).run();
     expect(await partitions()).toEqual([]);
+    expect(await leftOf()).toEqual({ ids: 0, licenses: 0, machines: 0 });
   });
 
   it('refuses ranges that end before they start, are too long, or have an unknown interval', async () => {

@@ -161,26 +161,22 @@ export class AnalyticsRepository {
   }
 
   /**
-   * Distinct licenses and machines that synced in [from, now]: whole UTC hours (24h) or days (7d,
-   * 30d) from the active tables, so the window starts on a boundary.
+   * Distinct licenses and machines that synced at or after `from` (a whole UTC hour): the rows of
+   * the last-seen tables whose hour is in the window, counted through their (organization, hour)
+   * indexes. A license has one product, so the organization's licenses are its rows of every
+   * product; machines have their organization-wide rows (ALL_PRODUCTS).
    */
   async active(
     orgId: string,
     productId: string | undefined,
     from: Date,
-    unit: 'hour' | 'day',
   ): Promise<{ licenses: number; machines: number }> {
-    const p = new Params();
-    const org = p.add(orgId);
-    const product = productId === undefined ? null : p.add(productId);
-    const start = unit === 'hour' ? p.add(from) : `${p.add(utcDate(from))}::date`;
-    const suffix = unit === 'hour' ? 'hourly' : 'daily';
     const [row] = await this.dataSource.query<Array<{ licenses: number; machines: number }>>(
-      `SELECT (SELECT count(DISTINCT license_id)::int FROM analytics.active_licenses_${suffix}
-                WHERE org_id = ${org} ${product ? `AND product_id = ${product}` : ''} AND ${unit} >= ${start}) AS licenses,
-              (SELECT count(DISTINCT fingerprint)::int FROM analytics.active_fingerprints_${suffix}
-                WHERE org_id = ${org} AND product_id = ${product ?? p.add(ALL_PRODUCTS)} AND ${unit} >= ${start}) AS machines`,
-      p.values,
+      `SELECT (SELECT count(*)::int FROM analytics.license_last_seen
+                WHERE org_id = $1 AND last_seen_hour >= $3 AND ($2::uuid IS NULL OR product_id = $2)) AS licenses,
+              (SELECT count(*)::int FROM analytics.fingerprint_last_seen
+                WHERE org_id = $1 AND product_id = coalesce($2::uuid, $4::uuid) AND last_seen_hour >= $3) AS machines`,
+      [orgId, productId ?? null, from, ALL_PRODUCTS],
     );
     return row!;
   }

@@ -42,14 +42,14 @@ export function rangeOf(query: { from: string; to: string }, maxDays: number): {
 }
 
 /** Where an active window starts: whole UTC hours for 24h, whole UTC days for 7d and 30d. */
-export function activeWindowStart(window: ActiveWindow, now: Date): { from: Date; unit: 'hour' | 'day' } {
+export function activeWindowStart(window: ActiveWindow, now: Date): Date {
   switch (window) {
     case '24h':
-      return { from: new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS - 23 * HOUR_MS), unit: 'hour' };
+      return new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS - 23 * HOUR_MS);
     case '7d':
-      return { from: new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - 6 * DAY_MS), unit: 'day' };
+      return new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - 6 * DAY_MS);
     case '30d':
-      return { from: new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - 29 * DAY_MS), unit: 'day' };
+      return new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - 29 * DAY_MS);
   }
 }
 
@@ -119,8 +119,8 @@ export class AnalyticsService {
   /** Distinct licenses and machines of the window, which starts on a UTC hour (24h) or day boundary. */
   async active(orgId: string, query: ActiveQueryDto, now = new Date()): Promise<ActiveView> {
     const window = query.window ?? '24h';
-    const { from, unit } = activeWindowStart(window, now);
-    const counts = await this.analytics.active(orgId, query.product_id, from, unit);
+    const from = activeWindowStart(window, now);
+    const counts = await this.analytics.active(orgId, query.product_id, from);
     return { window, from: from.toISOString(), to: now.toISOString(), ...counts };
   }
 

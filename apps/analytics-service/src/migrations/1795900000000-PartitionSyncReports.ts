@@ -35,7 +35,75 @@ export class PartitionSyncReports1795900000000 implements MigrationInterface {
     // bucket adds one distinct license or fingerprint. The all-zero product id is the row for every
     // product of the organization (fingerprints may repeat across products, licenses cannot);
     // app_version '' stands for a report without one (a real version is never empty).
-    await q(`CREATE FUNCTION "analytics"."store_sync_reports"(reports jsonb) RETURNS integer LANGUAGE plpgsql AS $fn$
+    await q(STORE_SYNC_REPORTS_V1);
+
+    // Partitions of one UTC day for the raw and active tables (<table>_pYYYYMMDD), and of its month
+    // for the rollups (<table>_pYYYYMM). Idempotent; callers hold the partitions advisory lock.
+    await q(`CREATE FUNCTION "analytics"."create_partitions"(d date) RETURNS void LANGUAGE plpgsql AS $fn$
+DECLARE
+  t text;
+  m date := date_trunc('month', d)::date;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['sync_reports', 'active_licenses_hourly', 'active_fingerprints_hourly',
+                           'active_licenses_daily', 'active_fingerprints_daily'] LOOP
+    EXECUTE format('CREATE TABLE IF NOT EXISTS analytics.%I PARTITION OF analytics.%I FOR VALUES FROM (%L) TO (%L)',
+      t || '_p' || to_char(d, 'YYYYMMDD'), t,
+      CASE WHEN t LIKE '%_daily' THEN d::text ELSE d::text || ' 00:00:00+00' END,
+      CASE WHEN t LIKE '%_daily' THEN (d + 1)::text ELSE (d + 1)::text || ' 00:00:00+00' END);
+  END LOOP;
+  FOREACH t IN ARRAY ARRAY['usage_hourly', 'usage_daily', 'feature_usage_hourly', 'version_usage_hourly'] LOOP
+    EXECUTE format('CREATE TABLE IF NOT EXISTS analytics.%I PARTITION OF analytics.%I FOR VALUES FROM (%L) TO (%L)',
+      t || '_p' || to_char(m, 'YYYYMM'), t,
+      CASE WHEN t = 'usage_daily' THEN m::text ELSE m::text || ' 00:00:00+00' END,
+      CASE WHEN t = 'usage_daily' THEN (m + interval '1 month')::date::text
+           ELSE (m + interval '1 month')::date::text || ' 00:00:00+00' END);
+  END LOOP;
+END
+$fn$`);
+
+    // Reports stored before partitioning move over a day at a time, through the same function.
+    await q(`DO $do$
+DECLARE
+  d date;
+BEGIN
+  FOR d IN SELECT DISTINCT (received_at AT TIME ZONE 'UTC')::date FROM analytics.sync_reports_unpartitioned ORDER BY 1 LOOP
+    PERFORM analytics.create_partitions(d);
+    PERFORM analytics.store_sync_reports((
+      SELECT jsonb_agg(to_jsonb(r)) FROM analytics.sync_reports_unpartitioned r
+       WHERE received_at >= d::timestamp AT TIME ZONE 'UTC' AND received_at < (d + 1)::timestamp AT TIME ZONE 'UTC'));
+  END LOOP;
+END
+$do$`);
+    await q(`DROP TABLE "analytics"."sync_reports_unpartitioned"`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    const q = (sql: string) => queryRunner.query(sql);
+    await q(`DROP FUNCTION "analytics"."create_partitions"(date)`);
+    await q(`DROP FUNCTION "analytics"."store_sync_reports"(jsonb)`);
+    for (const table of [
+      'version_usage_hourly',
+      'feature_usage_hourly',
+      'usage_daily',
+      'usage_hourly',
+      'active_fingerprints_daily',
+      'active_fingerprints_hourly',
+      'active_licenses_daily',
+      'active_licenses_hourly',
+      'sync_reports',
+    ]) {
+      await q(`DROP TABLE "analytics"."${table}"`);
+    }
+    // Down keeps the schema, not the reports: raw rows past retention are gone anyway.
+    await q(`CREATE TABLE "analytics"."sync_reports" ("report_id" uuid NOT NULL, "org_id" uuid NOT NULL, "license_id" uuid NOT NULL, "product_id" uuid NOT NULL, "serial" character varying(200) NOT NULL, "hardware_fingerprint" character varying(512), "app_version" character varying(64), "features_used" text array NOT NULL DEFAULT '{}', "seats_in_use" integer, "status" character varying(20) NOT NULL, "received_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, CONSTRAINT "ck_sync_reports_seats" CHECK (seats_in_use IS NULL OR seats_in_use >= 0), CONSTRAINT "pk_sync_reports" PRIMARY KEY ("report_id"))`);
+    await q(`CREATE INDEX "ix_sync_reports_license_received" ON "analytics"."sync_reports" ("license_id", "received_at") `);
+    await q(`CREATE INDEX "ix_sync_reports_org_product_received" ON "analytics"."sync_reports" ("org_id", "product_id", "received_at") `);
+    await q(`CREATE INDEX "ix_sync_reports_org_received" ON "analytics"."sync_reports" ("org_id", "received_at") `);
+  }
+}
+
+/** The first store_sync_reports; DedupeReportsAndLastSeen replaces it, and restores it on the way down. */
+export const STORE_SYNC_REPORTS_V1 = `CREATE FUNCTION "analytics"."store_sync_reports"(reports jsonb) RETURNS integer LANGUAGE plpgsql AS $fn$
 DECLARE
   stored integer;
 BEGIN
@@ -119,69 +187,4 @@ BEGIN
   SELECT count(*) INTO stored FROM n;
   RETURN stored;
 END
-$fn$`);
-
-    // Partitions of one UTC day for the raw and active tables (<table>_pYYYYMMDD), and of its month
-    // for the rollups (<table>_pYYYYMM). Idempotent; callers hold the partitions advisory lock.
-    await q(`CREATE FUNCTION "analytics"."create_partitions"(d date) RETURNS void LANGUAGE plpgsql AS $fn$
-DECLARE
-  t text;
-  m date := date_trunc('month', d)::date;
-BEGIN
-  FOREACH t IN ARRAY ARRAY['sync_reports', 'active_licenses_hourly', 'active_fingerprints_hourly',
-                           'active_licenses_daily', 'active_fingerprints_daily'] LOOP
-    EXECUTE format('CREATE TABLE IF NOT EXISTS analytics.%I PARTITION OF analytics.%I FOR VALUES FROM (%L) TO (%L)',
-      t || '_p' || to_char(d, 'YYYYMMDD'), t,
-      CASE WHEN t LIKE '%_daily' THEN d::text ELSE d::text || ' 00:00:00+00' END,
-      CASE WHEN t LIKE '%_daily' THEN (d + 1)::text ELSE (d + 1)::text || ' 00:00:00+00' END);
-  END LOOP;
-  FOREACH t IN ARRAY ARRAY['usage_hourly', 'usage_daily', 'feature_usage_hourly', 'version_usage_hourly'] LOOP
-    EXECUTE format('CREATE TABLE IF NOT EXISTS analytics.%I PARTITION OF analytics.%I FOR VALUES FROM (%L) TO (%L)',
-      t || '_p' || to_char(m, 'YYYYMM'), t,
-      CASE WHEN t = 'usage_daily' THEN m::text ELSE m::text || ' 00:00:00+00' END,
-      CASE WHEN t = 'usage_daily' THEN (m + interval '1 month')::date::text
-           ELSE (m + interval '1 month')::date::text || ' 00:00:00+00' END);
-  END LOOP;
-END
-$fn$`);
-
-    // Reports stored before partitioning move over a day at a time, through the same function.
-    await q(`DO $do$
-DECLARE
-  d date;
-BEGIN
-  FOR d IN SELECT DISTINCT (received_at AT TIME ZONE 'UTC')::date FROM analytics.sync_reports_unpartitioned ORDER BY 1 LOOP
-    PERFORM analytics.create_partitions(d);
-    PERFORM analytics.store_sync_reports((
-      SELECT jsonb_agg(to_jsonb(r)) FROM analytics.sync_reports_unpartitioned r
-       WHERE received_at >= d::timestamp AT TIME ZONE 'UTC' AND received_at < (d + 1)::timestamp AT TIME ZONE 'UTC'));
-  END LOOP;
-END
-$do$`);
-    await q(`DROP TABLE "analytics"."sync_reports_unpartitioned"`);
-  }
-
-  async down(queryRunner: QueryRunner): Promise<void> {
-    const q = (sql: string) => queryRunner.query(sql);
-    await q(`DROP FUNCTION "analytics"."create_partitions"(date)`);
-    await q(`DROP FUNCTION "analytics"."store_sync_reports"(jsonb)`);
-    for (const table of [
-      'version_usage_hourly',
-      'feature_usage_hourly',
-      'usage_daily',
-      'usage_hourly',
-      'active_fingerprints_daily',
-      'active_fingerprints_hourly',
-      'active_licenses_daily',
-      'active_licenses_hourly',
-      'sync_reports',
-    ]) {
-      await q(`DROP TABLE "analytics"."${table}"`);
-    }
-    // Down keeps the schema, not the reports: raw rows past retention are gone anyway.
-    await q(`CREATE TABLE "analytics"."sync_reports" ("report_id" uuid NOT NULL, "org_id" uuid NOT NULL, "license_id" uuid NOT NULL, "product_id" uuid NOT NULL, "serial" character varying(200) NOT NULL, "hardware_fingerprint" character varying(512), "app_version" character varying(64), "features_used" text array NOT NULL DEFAULT '{}', "seats_in_use" integer, "status" character varying(20) NOT NULL, "received_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, CONSTRAINT "ck_sync_reports_seats" CHECK (seats_in_use IS NULL OR seats_in_use >= 0), CONSTRAINT "pk_sync_reports" PRIMARY KEY ("report_id"))`);
-    await q(`CREATE INDEX "ix_sync_reports_license_received" ON "analytics"."sync_reports" ("license_id", "received_at") `);
-    await q(`CREATE INDEX "ix_sync_reports_org_product_received" ON "analytics"."sync_reports" ("org_id", "product_id", "received_at") `);
-    await q(`CREATE INDEX "ix_sync_reports_org_received" ON "analytics"."sync_reports" ("org_id", "received_at") `);
-  }
-}
+$fn$`;

@@ -27,6 +27,10 @@ export const MONTHLY_PARTITIONED = [
 /** `2026-11-23` for any instant of that UTC day. */
 export const utcDay = (at: Date | string): string => new Date(at).toISOString().slice(0, 10);
 
+/** The first instant of raw retention: today's UTC midnight, `rawDays` days back. */
+export const rawRetentionStart = (now: Date, rawDays: number): Date =>
+  new Date(Date.parse(utcDay(now)) - rawDays * DAY_MS);
+
 /**
  * Partitions that end on or before their table's retention cutoff: raw and active days older than
  * `rawDays` before today, rollup months that ended more than `rollupDays` ago. Pure, for the tests.
@@ -36,8 +40,7 @@ export function expiredPartitions(
   now: Date,
   retention: { rawDays: number; rollupDays: number },
 ): string[] {
-  const today = Date.parse(utcDay(now));
-  const rawCutoff = today - retention.rawDays * DAY_MS;
+  const rawCutoff = rawRetentionStart(now, retention.rawDays).getTime();
   const rollupCutoff = now.getTime() - retention.rollupDays * DAY_MS;
   return partitions
     .filter(({ parent, name }) => {
@@ -91,7 +94,10 @@ export class PartitionsService {
     return this.ensure(days);
   }
 
-  /** Drops every expired partition; answers their names. */
+  /**
+   * Drops every expired partition, with the report ids of the raw ones, and the last-seen rows
+   * older than raw retention; answers the partitions' names.
+   */
   async dropExpired(manager: EntityManager, now = new Date()): Promise<string[]> {
     await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [PARTITIONS_LOCK]);
     const partitions = await manager.query<Array<{ parent: string; name: string }>>(
@@ -107,7 +113,21 @@ export class PartitionsService {
       rawDays: this.config.ANALYTICS_RAW_RETENTION_DAYS,
       rollupDays: this.config.ANALYTICS_ROLLUP_RETENTION_DAYS,
     });
-    for (const name of expired) await manager.query(`DROP TABLE IF EXISTS analytics."${name}"`);
+    for (const name of expired) {
+      // A report_id stays refused for as long as its stored copy is kept, and no longer.
+      if (/^sync_reports_p\d{8}$/.test(name)) {
+        await manager.query(
+          `DELETE FROM analytics.sync_report_ids i USING analytics."${name}" r
+            WHERE i.report_id = r.report_id AND i.received_at = r.received_at`,
+        );
+      }
+      await manager.query(`DROP TABLE IF EXISTS analytics."${name}"`);
+    }
+    // Last-seen rows older than every kept day, as the active rows they stand for are dropped.
+    const start = rawRetentionStart(now, this.config.ANALYTICS_RAW_RETENTION_DAYS);
+    for (const table of ['license_last_seen', 'fingerprint_last_seen']) {
+      await manager.query(`DELETE FROM analytics.${table} WHERE last_seen_hour < $1`, [start]);
+    }
     if (expired.length > 0)
       this.logger.log({ msg: 'dropped expired analytics partitions', partitions: expired });
     for (const name of expired) {

@@ -1,4 +1,4 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import { TIMESTAMP } from '@licensing/shared/database';
 
 // The rollups the consumer maintains as it stores each batch (analytics.store_sync_reports), all
@@ -127,6 +127,39 @@ export class VersionUsageHourlyEntity {
   @Column('integer') syncs!: number;
 }
 
+/**
+ * The UTC hour a license last synced in (kept while it is within raw retention): `active` counts
+ * the rows at or after its window's first hour. A license belongs to one product, so the
+ * organization's count is the count over its products.
+ */
+@Entity({ name: 'license_last_seen' })
+@Index('ix_license_last_seen_org_hour', ['orgId', 'lastSeenHour', 'productId'])
+export class LicenseLastSeenEntity {
+  @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_license_last_seen' }) orgId!: string;
+  @PrimaryColumn('uuid', { name: 'product_id', primaryKeyConstraintName: 'pk_license_last_seen' })
+  productId!: string;
+  @PrimaryColumn('uuid', { name: 'license_id', primaryKeyConstraintName: 'pk_license_last_seen' })
+  licenseId!: string;
+  @Column({ ...TIMESTAMP, name: 'last_seen_hour' }) lastSeenHour!: Date;
+}
+
+/** The UTC hour a machine last synced in, per product and (ALL_PRODUCTS) for the organization. */
+@Entity({ name: 'fingerprint_last_seen' })
+@Index('ix_fingerprint_last_seen_org_product_hour', ['orgId', 'productId', 'lastSeenHour'])
+export class FingerprintLastSeenEntity {
+  @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_fingerprint_last_seen' })
+  orgId!: string;
+  @PrimaryColumn('uuid', { name: 'product_id', primaryKeyConstraintName: 'pk_fingerprint_last_seen' })
+  productId!: string;
+  @PrimaryColumn('varchar', {
+    name: 'fingerprint',
+    length: 512,
+    primaryKeyConstraintName: 'pk_fingerprint_last_seen',
+  })
+  fingerprint!: string;
+  @Column({ ...TIMESTAMP, name: 'last_seen_hour' }) lastSeenHour!: Date;
+}
+
 export const ROLLUP_ENTITIES = [
   ActiveLicenseHourlyEntity,
   ActiveLicenseDailyEntity,
@@ -136,4 +169,6 @@ export const ROLLUP_ENTITIES = [
   UsageDailyEntity,
   FeatureUsageHourlyEntity,
   VersionUsageHourlyEntity,
+  LicenseLastSeenEntity,
+  FingerprintLastSeenEntity,
 ];

@@ -4,8 +4,8 @@ import { TIMESTAMP } from '@licensing/shared/database';
 /**
  * One usage report, as the revocation service accepted it. The table is partitioned by UTC day of
  * received_at (see the PartitionSyncReports migration), so the primary key must hold received_at
- * too: a report that reaches us twice as the same record (redelivered, or published again) is
- * stored once, whatever the stream did, so counts never double.
+ * too, and cannot by itself refuse a report_id that comes back with another received_at:
+ * SyncReportIdEntity does.
  */
 @Entity({ name: 'sync_reports' })
 @Index('ix_sync_reports_org_received', ['orgId', 'receivedAt'])
@@ -50,4 +50,19 @@ export class SyncReportEntity {
 export function syncReportsTable(dataSource: DataSource): string {
   const { schema, tableName } = dataSource.getMetadata(SyncReportEntity);
   return schema ? `"${schema}"."${tableName}"` : `"${tableName}"`;
+}
+
+/**
+ * Every report_id stored in sync_reports, once, with the received_at of its stored copy: the unique
+ * index that makes a report count once however late it comes back (a client retrying after the
+ * stream's duplicate window gets a new received_at). Not partitioned, since a partitioned table's
+ * unique keys must hold its partition column; a row is deleted with its raw partition.
+ */
+@Entity({ name: 'sync_report_ids' })
+export class SyncReportIdEntity {
+  @PrimaryColumn('uuid', { name: 'report_id', primaryKeyConstraintName: 'pk_sync_report_ids' })
+  reportId!: string;
+
+  @Column({ ...TIMESTAMP, name: 'received_at' })
+  receivedAt!: Date;
 }

@@ -1,0 +1,44 @@
+/**
+ * The analytics benchmark still runs: `npm run bench:analytics -- --smoke` generates 20,000 reports
+ * into a database of its own, queries them through the service's bus handlers, ingests 2,000 more
+ * through the real consumer and measures disk. Asserts only that every step ran and printed its
+ * table — never a latency or a rate: a benchmark is not a timed test.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+const root = path.join(__dirname, '..');
+
+describe('npm run bench:analytics -- --smoke', () => {
+  it('generates, queries every route for 1, 7 and 30 days, ingests through the consumer and measures disk', async () => {
+    const output: string[] = [];
+    const code = await new Promise<number | null>((resolve) => {
+      const child = spawn(process.execPath, ['bench/analytics/run.js', '--smoke'], { cwd: root });
+      child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+      child.on('exit', resolve);
+    });
+    const printed = output.join('');
+    if (code !== 0) throw new Error(`bench:analytics --smoke exited ${code}:\n${printed}`);
+
+    const measured = (query: string, days: string) =>
+      new RegExp(`^\\| ${query.replace(/[()]/g, '\\$&')} \\| ${days} \\| [\\d.]+ ms \\| [\\d.]+ ms \\|`, 'm');
+    const queries = ['usage (day)', 'usage (hour)', 'usage, product', 'usage (day), unaligned'];
+    for (const days of ['1', '7', '30']) {
+      for (const query of [...queries, 'features', 'versions', 'active']) {
+        expect({ query, days, printed: measured(query, days).test(printed) }).toEqual({
+          query,
+          days,
+          printed: true,
+        });
+      }
+    }
+    expect(printed).toMatch(measured('license usage', '—'));
+    // Every report published was counted, once (the run also exits 1 if not).
+    expect(printed).toMatch(/^\| counted by analytics \| 2,000 \|$/m);
+    expect(printed).toMatch(/^\| ingest rate through the consumer \| [\d,]+ reports\/s \|$/m);
+    expect(printed).toMatch(
+      /^\| disk per million reports \| raw \d+ MiB · report ids \d+ MiB · active rows/m,
+    );
+  }, 150_000);
+});
