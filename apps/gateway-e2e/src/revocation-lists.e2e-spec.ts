@@ -9,7 +9,12 @@ import {
 } from '@licensing/license-verifier';
 import { ApiClient, compactVerifyWithJose, waitFor } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
-import { apiKeyWithScopes, createLicense, expireLicenseInDatabase, productWithKeyPair } from './support/fixtures';
+import {
+  apiKeyWithScopes,
+  createLicense,
+  expireLicenseInDatabase,
+  productWithKeyPair,
+} from './support/fixtures';
 
 const segmentOf = (jws: string, index: number) =>
   JSON.parse(Buffer.from(jws.split('.')[index]!, 'base64url').toString('utf8'));
@@ -25,7 +30,9 @@ describe("products' signed revocation lists", () => {
 
   beforeAll(async () => {
     // A fast expiry sweep, so the test sees an expiry bump the version without waiting 30 s.
-    stack = await startStack({ env: { LICENSE_EXPIRY_SWEEP_MS: '200', REVOCATION_LIST_MAX_AGE_SECONDS: '45' } });
+    stack = await startStack({
+      env: { LICENSE_EXPIRY_SWEEP_MS: '200', REVOCATION_LIST_MAX_AGE_SECONDS: '45' },
+    });
     [org, other] = await Promise.all([stack.newOrganization(), stack.newOrganization()]);
     ({ product, keyPair } = await productWithKeyPair(org.api));
     ({ api: client } = await apiKeyWithScopes(org.api, ['client']));
@@ -69,7 +76,11 @@ describe("products' signed revocation lists", () => {
     const revokedAt = (await org.api.get(`/api/v1/licenses/${revoked.id}`)).body.revoked_at;
     const after = await verified((await fetchList()).text);
     expect(after.version).toBe(held.version + 1);
-    expect(revocationEntry(after, revoked.serial)).toEqual({ serial: revoked.serial, status: 'revoked', at: revokedAt });
+    expect(revocationEntry(after, revoked.serial)).toEqual({
+      serial: revoked.serial,
+      status: 'revoked',
+      at: revokedAt,
+    });
     expect(isRevoked(after, revoked)).toBe(true);
     expect(isRevoked(after, kept.serial)).toBe(false);
 
@@ -82,7 +93,11 @@ describe("products' signed revocation lists", () => {
       entries: [{ serial: revoked.serial, status: 'revoked', at: revokedAt }],
       removed: [],
     });
-    expect(await verified(delta.text, held)).toEqual({ ...after, issued_at: expect.any(String), next_update: expect.any(String) });
+    expect(await verified(delta.text, held)).toEqual({
+      ...after,
+      issued_at: expect.any(String),
+      next_update: expect.any(String),
+    });
 
     // Any JOSE library verifies it with the product's public key.
     expect(await compactVerifyWithJose([(await fetchList()).text], pem, 'EdDSA')).toEqual([null]);
@@ -96,7 +111,9 @@ describe("products' signed revocation lists", () => {
     expect(unchanged.text).toBe('');
     expect(unchanged.headers.get('etag')).toBe(etag);
     expect(unchanged.headers.get('cache-control')).toBe('public, max-age=45');
-    expect((await client.get(listPath(Number(JSON.parse(etag))), { 'if-none-match': `W/${etag}` })).status).toBe(304);
+    expect(
+      (await client.get(listPath(Number(JSON.parse(etag))), { 'if-none-match': `W/${etag}` })).status,
+    ).toBe(304);
 
     await revoke((await license()).id);
     const changed = await client.get(listPath(), { 'if-none-match': etag });
@@ -185,7 +202,9 @@ describe("products' signed revocation lists", () => {
       (await verifyRevocationList(text, pem, options)).errors.map((e) => e.code);
     expect(await codes(tampered)).toEqual(['signature_invalid']);
     expect(await codes(`${header}.${payload}.${signature.slice(0, -4)}AAAA`)).toEqual(['signature_invalid']);
-    expect(await compactVerifyWithJose([tampered], pem, 'EdDSA')).toEqual(['ERR_JWS_SIGNATURE_VERIFICATION_FAILED']);
+    expect(await compactVerifyWithJose([tampered], pem, 'EdDSA')).toEqual([
+      'ERR_JWS_SIGNATURE_VERIFICATION_FAILED',
+    ]);
     // An older list after a newer one: refused, so a replay cannot un-revoke a license.
     expect(await codes(oldJws, { previous: current })).toEqual(['version_regression']);
     // A delta that starts after the list held, or with no list held.
@@ -194,7 +213,10 @@ describe("products' signed revocation lists", () => {
     expect(await codes(delta)).toEqual(['version_gap']);
     expect(await codes(jws, { productId: randomUUID() })).toEqual(['product_mismatch']);
     // A license file is not a list, though the same key signed it.
-    const file = Buffer.from((await createLicense(org.api, { product_id: product.id })).license_blob, 'base64').toString();
+    const file = Buffer.from(
+      (await createLicense(org.api, { product_id: product.id })).license_blob,
+      'base64',
+    ).toString();
     expect(await codes(file)).toEqual(['malformed']);
   });
 

@@ -32,7 +32,8 @@ export const gatewayEnv = {
   REVOCATION_LIST_MAX_AGE_SECONDS: env.int({
     default: 60,
     min: 0,
-    description: "Cache-Control max-age of a product's revocation list: how long a CDN or client may reuse it",
+    description:
+      "Cache-Control max-age of a product's revocation list: how long a CDN or client may reuse it",
   }),
   RESPONSE_MASTER_KEYS: env.string({
     default: DEVELOPMENT_RESPONSE_MASTER_KEY,

@@ -91,7 +91,8 @@ export async function verifyRevocationList(
   if (productId !== undefined && document.product_id !== productId) codes.push('product_mismatch');
   if (previous && previous.product_id !== document.product_id) codes.push('product_mismatch');
   if (previous && document.version < previous.version) codes.push('version_regression');
-  if (document.since !== undefined && (!previous || document.since > previous.version)) codes.push('version_gap');
+  if (document.since !== undefined && (!previous || document.since > previous.version))
+    codes.push('version_gap');
   if (codes.length > 0) return refused([...new Set(codes)]);
 
   const list: RevocationList = {
@@ -105,7 +106,10 @@ export async function verifyRevocationList(
 }
 
 /** The entry of a license (or serial) in the list: undefined when the list does not name it. */
-export function revocationEntry(list: RevocationList, license: string | { serial: string }): RevocationEntry | undefined {
+export function revocationEntry(
+  list: RevocationList,
+  license: string | { serial: string },
+): RevocationEntry | undefined {
   const serial = typeof license === 'string' ? license : license.serial;
   return indexOf(list).get(serial);
 }
@@ -170,7 +174,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 const isVersion = (value: unknown): value is number =>
   typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-const isTime = (value: unknown): value is string => typeof value === 'string' && !Number.isNaN(Date.parse(value));
+const isTime = (value: unknown): value is string =>
+  typeof value === 'string' && !Number.isNaN(Date.parse(value));
 const isEntry = (value: unknown): value is RevocationEntry =>
   isObject(value) &&
   typeof value['serial'] === 'string' &&

@@ -114,7 +114,9 @@ export function registerDirectRoutes(app: NestFastifyApplication): void {
         const nonce = config.signed_answer ? nonceOf(request.headers['licensing-nonce']) : undefined;
         const orgId = request.auth!.orgId;
         const signer =
-          nonce === undefined ? undefined : (responseKeys.cached(orgId) ?? (await responseKeys.signer(orgId)));
+          nonce === undefined
+            ? undefined
+            : (responseKeys.cached(orgId) ?? (await responseKeys.signer(orgId)));
         const args = await argumentsOf(request, target.params);
         const handler = handlerOf(target);
         const result = await requestContext.run(contextOf(request), () => handler(...args));

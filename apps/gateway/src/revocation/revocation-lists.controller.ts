@@ -35,10 +35,17 @@ export class RevocationListsController {
   })
   @AllowScopes('read', 'client')
   @ApiProduces('application/jose')
-  @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag of the list held: `"<version>"`' })
+  @ApiHeader({
+    name: 'If-None-Match',
+    required: false,
+    description: 'The ETag of the list held: `"<version>"`',
+  })
   @ApiOkResponse({
     description: 'The signed list (or delta): a compact JWS',
-    schema: { type: 'string', example: 'eyJhbGciOiJFZERTQSIsInR5cCI6ImxpY2Vuc2luZy1yZXZvY2F0aW9uLWxpc3Qrand0In0.e30.c2ln' },
+    schema: {
+      type: 'string',
+      example: 'eyJhbGciOiJFZERTQSIsInR5cCI6ImxpY2Vuc2luZy1yZXZvY2F0aW9uLWxpc3Qrand0In0.e30.c2ln',
+    },
     headers: {
       ETag: { description: 'The version of the list: `"<version>"`', schema: { type: 'string' } },
       'Cache-Control': { description: '`public, max-age=<seconds>`', schema: { type: 'string' } },

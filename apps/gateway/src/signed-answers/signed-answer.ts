@@ -48,7 +48,10 @@ export function nonceOf(value: string | string[] | undefined): string | undefine
   if (value === undefined) return undefined;
   if (typeof value === 'string' && NONCE.test(value)) return value;
   throw DomainError.validation([
-    { field: 'Licensing-Nonce', message: 'Licensing-Nonce is 8 to 128 characters of A-Z a-z 0-9 . _ ~ + / = -' },
+    {
+      field: 'Licensing-Nonce',
+      message: 'Licensing-Nonce is 8 to 128 characters of A-Z a-z 0-9 . _ ~ + / = -',
+    },
   ]);
 }
 

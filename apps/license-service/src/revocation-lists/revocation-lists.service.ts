@@ -43,13 +43,11 @@ export class RevocationListsService {
         .orderBy('l.serial', 'ASC');
       if (since === undefined) query.andWhere(`l.status <> 'active'`);
       else query.andWhere('l.list_version > :since', { since });
-      const licenses = (await query.getMany()).map(
-        (license): ListedLicense => ({
-          serial: license.serial,
-          status: license.status,
-          changedAt: license.listChangedAt ?? license.updatedAt,
-        }),
-      );
+      const licenses = (await query.getMany()).map((license): ListedLicense => ({
+        serial: license.serial,
+        status: license.status,
+        changedAt: license.listChangedAt ?? license.updatedAt,
+      }));
       return { product, version, since, licenses };
     });
     if (!read.licenses) return { version: read.version, jws: null };
