@@ -41,6 +41,8 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'PUT /products/{id}': ['admin'],
   'DELETE /products/{id}': ['admin'],
   'GET /products/{id}/public-key': ['admin', 'read', 'client'],
+  'GET /products/{id}/revocation-list': ['admin', 'read', 'client'],
+  'GET /organizations/current/response-keys': ['admin', 'read', 'client'],
 
   'GET /licenses': ['admin', 'read'],
   'POST /licenses': ['admin'],
@@ -135,6 +137,8 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   }),
   'DELETE /products/{id}': async (_w, r) => ({ path: `/products/${(await r.product()).id}` }),
   'GET /products/{id}/public-key': async (w) => ({ path: `/products/${w.product.id}/public-key` }),
+  'GET /products/{id}/revocation-list': async (w) => ({ path: `/products/${w.product.id}/revocation-list` }),
+  'GET /organizations/current/response-keys': async () => ({ path: '/organizations/current/response-keys' }),
 
   'GET /licenses': async (w) => ({ path: `/licenses?product_id=${w.product.id}` }),
   'POST /licenses': async (w) => ({ path: '/licenses', body: { product_id: w.product.id } }),
@@ -262,6 +266,13 @@ const TENANCY: Record<RouteKey, Tenancy> = {
   'GET /products/{id}/public-key': {
     call: (w) => ({ method: 'GET', path: `/products/${w.product.id}/public-key` }),
     expect: notFound,
+  },
+  'GET /products/{id}/revocation-list': {
+    call: (w) => ({ method: 'GET', path: `/products/${w.product.id}/revocation-list` }),
+    expect: notFound,
+  },
+  'GET /organizations/current/response-keys': {
+    none: "names the caller's own organization (`current`), never another's",
   },
 
   'GET /licenses': {

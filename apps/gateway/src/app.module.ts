@@ -20,10 +20,19 @@ import { GATEWAY_MIGRATIONS } from './migrations';
 import { ProductsController } from './products/products.controller';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { RevocationController } from './revocation/revocation.controller';
+import { RevocationListsController } from './revocation/revocation-lists.controller';
+import { ResponseKeyEntity } from './signed-answers/response-key.entity';
+import { SignedAnswersModule } from './signed-answers/signed-answers.module';
 import { WebhookDeliveriesController, WebhooksController } from './webhooks/webhooks.controller';
 
 export const GATEWAY_SCHEMA = 'identity';
-export const GATEWAY_ENTITIES = [OrganizationEntity, ApiKeyEntity, IdempotencyKeyEntity, AuditEventEntity];
+export const GATEWAY_ENTITIES = [
+  OrganizationEntity,
+  ApiKeyEntity,
+  IdempotencyKeyEntity,
+  AuditEventEntity,
+  ResponseKeyEntity,
+];
 
 @Module({})
 export class GatewayModule {
@@ -49,12 +58,14 @@ export class GatewayModule {
         IdentityModule,
         IdempotencyModule,
         RateLimitsModule,
+        SignedAnswersModule,
       ],
       controllers: [
         ProductsController,
         LicensesController,
         KeyPairsController,
         RevocationController,
+        RevocationListsController,
         ActivationsController,
         AnalyticsController,
         LicenseUsageController,

@@ -1,4 +1,8 @@
+import { createHash } from 'node:crypto';
 import { ConfigOf, commonEnv, databaseEnv, env, loadConfig, redisEnv } from '@licensing/shared/config';
+
+/** Well known, so only for development: production refuses to start without RESPONSE_MASTER_KEYS. */
+const DEVELOPMENT_RESPONSE_MASTER_KEY = `dev:${createHash('sha256').update('licensing-development-response-key').digest('base64')}`;
 
 export const gatewayEnv = {
   ...commonEnv,
@@ -24,6 +28,18 @@ export const gatewayEnv = {
     default: 24,
     min: 24,
     description: 'How long an Idempotency-Key and the answer of its first request are kept',
+  }),
+  REVOCATION_LIST_MAX_AGE_SECONDS: env.int({
+    default: 60,
+    min: 0,
+    description:
+      "Cache-Control max-age of a product's revocation list: how long a CDN or client may reuse it",
+  }),
+  RESPONSE_MASTER_KEYS: env.string({
+    default: DEVELOPMENT_RESPONSE_MASTER_KEY,
+    production: null,
+    description:
+      'AES-256 keys that encrypt the organizations\' response-signing keys at rest: "<version>:<base64 32 bytes>", comma separated, newest first',
   }),
   TRUST_PROXY: env.bool({ default: false, description: 'Trust X-Forwarded-* headers (behind an ingress)' }),
   ...redisEnv('Redis holding the rate-limit state that every gateway replica shares'),

@@ -13,6 +13,8 @@ import { KeyPairsModule } from './key-pairs/key-pairs.module';
 import { LicenseEntity } from './licenses/license.entity';
 import { LicensesModule } from './licenses/licenses.module';
 import { LICENSE_MIGRATIONS } from './migrations';
+import { RevocationListEntity } from './revocation-lists/revocation-list.entity';
+import { RevocationListsModule } from './revocation-lists/revocation-lists.module';
 import { SigningModule } from './signing/signing.module';
 
 export const LICENSE_SCHEMA = 'license';
@@ -21,6 +23,7 @@ export const LICENSE_ENTITIES = [
   CatalogProductEntity,
   LicenseEntity,
   ActivationEntity,
+  RevocationListEntity,
   OutboxEventEntity,
 ];
 
@@ -59,6 +62,7 @@ export class LicenseServiceModule {
         KeyPairsModule,
         LicensesModule,
         ActivationsModule,
+        RevocationListsModule,
       ],
     };
   }

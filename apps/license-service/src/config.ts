@@ -30,6 +30,12 @@ export const licenseServiceEnv = {
     min: 50,
     description: 'How often activations past their heartbeat deadline are removed (activation.expired)',
   }),
+  REVOCATION_LIST_NEXT_UPDATE_SECONDS: env.int({
+    default: 86_400,
+    min: 60,
+    description:
+      "How far after its issue a revocation list's next_update lies: when clients should fetch a newer one",
+  }),
   SIGNING_MASTER_KEYS: env.string({
     default: DEVELOPMENT_MASTER_KEY,
     production: null,

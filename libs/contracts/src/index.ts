@@ -12,6 +12,7 @@ export * from './events/events';
 export * from './revocation/revocation.dto';
 export * from './revocation/serial-status.dto';
 export * from './revocation/serial-status-put.dto';
+export * from './revocation/revocation-list.dto';
 export * from './analytics/analytics.dto';
 export * from './activations/activation.dto';
 export * from './activations/components.validator';

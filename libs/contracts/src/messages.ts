@@ -45,6 +45,7 @@ import {
   SyncReportDto,
   SyncResultView,
 } from './revocation/revocation.dto';
+import { RevocationListReply, RevocationListRequest } from './revocation/revocation-list.dto';
 import { SerialStatusesRequest } from './revocation/serial-status.dto';
 import { SerialStatusPutDto } from './revocation/serial-status-put.dto';
 import {
@@ -118,6 +119,8 @@ export const Messages = {
     ),
     /** Stored status of up to 100 serials, of any organization: the revocation cache's source on a miss. */
     statuses: defineMessage<SerialStatusesRequest, SerialStatus[]>('license.statuses.v1'),
+    /** A product's revocation list (or a delta), signed by the product's key pair in the license service. */
+    revocationList: defineMessage<RevocationListRequest, RevocationListReply>('license.revocation-list.v1'),
   },
   keyPair: {
     create: defineMessage<CreateKeyPairDto, KeyPairView>('key-pair.create.v1', KeyPairView),

@@ -40,7 +40,16 @@ const BASE64URL_SEGMENT = /^[A-Za-z0-9_-]*$/;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-export function signJws(payload: object, key: { kid: string; privateKey: KeyObject }): string {
+/**
+ * Signs `payload` into a compact JWS. `typ` is `license+jwt` for license files; other documents the
+ * product's key signs (revocation lists) name their own type, so that no verifier can take one for
+ * the other.
+ */
+export function signJws(
+  payload: object,
+  key: { kid: string; privateKey: KeyObject },
+  typ: string = LICENSE_TYP,
+): string {
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
     throw new TypeError('a JWS payload here is a JSON object');
   }
@@ -48,7 +57,7 @@ export function signJws(payload: object, key: { kid: string; privateKey: KeyObje
     throw new InvalidKeyError('signing needs a private key');
   }
   const algorithm = keyAlgorithmOf(key.privateKey);
-  const header = { alg: jwsAlgorithmFor(algorithm), typ: LICENSE_TYP, kid: key.kid };
+  const header = { alg: jwsAlgorithmFor(algorithm), typ, kid: key.kid };
   const signingInput = `${encodeJson(header)}.${encodeJson(payload)}`;
   const signature = sign(
     digestFor(algorithm),

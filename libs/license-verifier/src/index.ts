@@ -14,6 +14,23 @@ export { importPublicKey, InvalidPublicKeyError } from './public-key';
 export type { KeyType, LicensePublicKey, PublicJwk, PublicJwkSet, PublicKeyInput } from './public-key';
 export { LICENSE_TYPES } from './claims';
 export type { LicenseClaims, LicenseType } from './claims';
+export { isRevoked, isStale, revocationEntry, verifyRevocationList } from './revocation-list';
+export type {
+  RevocationEntry,
+  RevocationList,
+  RevocationListError,
+  RevocationListErrorCode,
+  RevocationListOptions,
+  RevocationListResult,
+} from './revocation-list';
+export { verifySignedAnswer } from './signed-answer';
+export type {
+  SignedAnswer,
+  SignedAnswerError,
+  SignedAnswerErrorCode,
+  SignedAnswerOptions,
+  SignedAnswerResult,
+} from './signed-answer';
 export { LicenseClient, LicenseClientError } from './license-client';
 export type {
   Activation,

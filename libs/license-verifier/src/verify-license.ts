@@ -1,7 +1,7 @@
 import { readLicenseClaims, type LicenseClaims, type LicenseType } from './claims';
-import { base64, fromBase64, fromBase64url, utf8, utf8Bytes } from './encoding';
-import { importPublicKeys, type LicensePublicKey, type PublicKeyInput } from './public-key';
-import { subtle, type VerifyAlgorithm } from './webcrypto';
+import { base64, fromBase64, utf8, utf8Bytes } from './encoding';
+import { decodeCompactJws, keysFor, someVerifies, type DecodedJws } from './jws';
+import { importPublicKeys, type PublicKeyInput } from './public-key';
 
 /** Every reason a license can be refused without asking the licensing service. */
 export type VerifyErrorCode =
@@ -78,14 +78,6 @@ const MESSAGES: Record<VerifyErrorCode, string> = {
 };
 
 const LICENSE_TYP = 'license+jwt';
-const ES256_SIGNATURE_LENGTH = 64;
-const PSS_SALT_LENGTH = 32;
-
-const VERIFY: Record<LicensePublicKey['type'], VerifyAlgorithm> = {
-  ed25519: { name: 'Ed25519' },
-  'ecdsa-p256': { name: 'ECDSA', hash: 'SHA-256' },
-  rsa: { name: 'RSA-PSS', saltLength: PSS_SALT_LENGTH },
-};
 
 /**
  * Verifies a license file offline. The algorithm comes from the key, never from the file: a
@@ -142,28 +134,17 @@ export function decodeLicense(input: LicenseInput): VerifiedLicense | undefined 
 /** The API's `license_blob` for a license file's text: standard base64 of its bytes. */
 export const licenseBlobOf = (jws: string): string => base64(utf8Bytes(jws));
 
-interface Decoded {
-  header: Record<string, unknown>;
+interface Decoded extends DecodedJws {
   claims: LicenseClaims;
-  signingInput: Uint8Array;
-  signature: Uint8Array;
 }
 
 function decode(input: LicenseInput): Decoded | undefined {
   const jws = compactJwsOf(input);
-  if (jws === undefined) return undefined;
-  const segments = jws.split('.');
-  if (segments.length !== 3) return undefined;
-  const [headerSegment, payloadSegment, signatureSegment] = segments as [string, string, string];
-  const header = jsonObject(headerSegment);
-  const payload = jsonObject(payloadSegment);
-  const signature = fromBase64url(signatureSegment);
-  if (!header || !payload || !signature || typeof header['alg'] !== 'string') return undefined;
+  const decoded = jws === undefined ? undefined : decodeCompactJws(jws);
   // A JWS of another type is not a license, whoever signed it.
-  if (header['typ'] !== LICENSE_TYP) return undefined;
-  const claims = readLicenseClaims(payload);
-  if (!claims) return undefined;
-  return { header, claims, signingInput: utf8Bytes(`${headerSegment}.${payloadSegment}`), signature };
+  if (!decoded?.payload || decoded.header['typ'] !== LICENSE_TYP) return undefined;
+  const claims = readLicenseClaims(decoded.payload);
+  return claims && { ...decoded, claims };
 }
 
 /**
@@ -182,50 +163,6 @@ function compactJwsOf(input: LicenseInput): string | undefined {
   const bytes = fromBase64(trimmed.replace(/\s+/g, ''));
   const jws = bytes && utf8(bytes);
   return jws?.includes('.') ? jws : undefined;
-}
-
-function jsonObject(segment: string): Record<string, unknown> | undefined {
-  const bytes = fromBase64url(segment);
-  const text = bytes && utf8(bytes);
-  if (text === undefined) return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The keys that may have signed the license. A key that says which key pair it is (a JWK's
- * `kid`) is used only for the license naming it; keys without a kid (PEMs) are all tried.
- */
-function keysFor(keys: LicensePublicKey[], kid: unknown): LicensePublicKey[] {
-  const named = keys.find((key) => key.kid !== undefined && key.kid === kid);
-  return named ? [named] : keys.filter((key) => key.kid === undefined);
-}
-
-async function someVerifies(decoded: Decoded, keys: LicensePublicKey[]): Promise<boolean> {
-  for (const key of keys) if (await signatureVerifies(decoded, key)) return true;
-  return false;
-}
-
-async function signatureVerifies(decoded: Decoded, key: LicensePublicKey): Promise<boolean> {
-  const { header, signature } = decoded;
-  // No JWS extension is implemented, so a critical one invalidates the file (RFC 7515 §4.1.11).
-  if ('crit' in header) return false;
-  const alg = header['alg'];
-  if (!(alg === key.alg || (key.type === 'ed25519' && alg === 'Ed25519'))) return false;
-  // DER-encoded ECDSA signatures are not JWS; only the 64-byte R||S form is.
-  if (key.type === 'ecdsa-p256' && signature.length !== ES256_SIGNATURE_LENGTH) return false;
-  try {
-    return await subtle().verify(VERIFY[key.type], key.cryptoKey, signature, decoded.signingInput);
-  } catch {
-    // A signature the runtime refuses to parse is just a bad signature.
-    return false;
-  }
 }
 
 function summary(header: Record<string, unknown>, claims: LicenseClaims, expired: boolean): VerifiedLicense {

@@ -353,6 +353,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/products/{id}/revocation-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a product's signed revocation list
+         * @description Every license of the product that is not active (revoked, suspended, expired) as a compact JWS signed with the product's key pair (`typ: licensing-revocation-list+jwt`, `kid`: the key pair id), for applications that are rarely online: they verify it offline with the public key they ship with. `version` grows with every revoke, suspend, reinstate and expiry of a license of the product; a revocation is in the list as soon as its `DELETE` has returned. With `since`, the answer is a signed delta from that version (`typ: licensing-revocation-delta+jwt`): entries added or changed, and serials `removed`. The `ETag` is the version: `If-None-Match` with the current one answers `304`. Answers may be cached by shared caches (`Cache-Control: public`, `Vary: Authorization`).
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read` or `client`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `422 key_pair_missing`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["getRevocationList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/activations": {
         parameters: {
             query?: never;
@@ -862,6 +886,30 @@ export interface paths {
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
          */
         delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/current/response-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the organization's response keys
+         * @description The public keys that sign the organization's online answers (`Licensing-Signature` on verify, validate, check-revocation and sync when the request sends `Licensing-Nonce`), as a JWK Set: Ed25519, one per organization, created on first use. Ship it with the application.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read` or `client`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["getResponseKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1469,6 +1517,26 @@ export interface components {
         ApiKeyListView: {
             api_keys: components["schemas"]["ApiKeyView"][];
             total: number;
+        };
+        ResponseKeyJwk: {
+            /** @enum {string} */
+            kty: "OKP";
+            /** @enum {string} */
+            crv: "Ed25519";
+            /** @description The public key, base64url */
+            x: string;
+            /**
+             * Format: uuid
+             * @description The key's id: the `kid` of the signatures it makes
+             */
+            kid: string;
+            /** @enum {string} */
+            alg: "EdDSA";
+            /** @enum {string} */
+            use: "sig";
+        };
+        ResponseKeySetView: {
+            keys: components["schemas"]["ResponseKeyJwk"][];
         };
         AuditActorView: {
             /**
@@ -2276,7 +2344,10 @@ export interface operations {
     verifyLicense: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh random value (8 to 128 characters of `A-Z a-z 0-9 . _ ~ + / = -`): the `200` answer then carries `Licensing-Signature`, a JWS with detached payload over the body, signed with the organization's response key (`GET /organizations/current/response-keys`), with this nonce and the time in its header */
+                "Licensing-Nonce"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2378,7 +2449,10 @@ export interface operations {
     validateLicense: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh random value (8 to 128 characters of `A-Z a-z 0-9 . _ ~ + / = -`): the `200` answer then carries `Licensing-Signature`, a JWS with detached payload over the body, signed with the organization's response key (`GET /organizations/current/response-keys`), with this nonce and the time in its header */
+                "Licensing-Nonce"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3143,7 +3217,10 @@ export interface operations {
     checkRevocation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh random value (8 to 128 characters of `A-Z a-z 0-9 . _ ~ + / = -`): the `200` answer then carries `Licensing-Signature`, a JWS with detached payload over the body, signed with the organization's response key (`GET /organizations/current/response-keys`), with this nonce and the time in its header */
+                "Licensing-Nonce"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3238,7 +3315,10 @@ export interface operations {
     syncLicense: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh random value (8 to 128 characters of `A-Z a-z 0-9 . _ ~ + / = -`): the `200` answer then carries `Licensing-Signature`, a JWS with detached payload over the body, signed with the organization's response key (`GET /organizations/current/response-keys`), with this nonce and the time in its header */
+                "Licensing-Nonce"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3311,6 +3391,108 @@ export interface operations {
                      *       "detail": "The request body is larger than 1 MiB"
                      *     }
                      */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    getRevocationList: {
+        parameters: {
+            query?: {
+                /** @description The version of the list the client holds: the answer is a signed delta from it to the current version instead of the whole list */
+                since?: number;
+            };
+            header?: {
+                /** @description The ETag of the list held: `"<version>"` */
+                "If-None-Match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed list (or delta): a compact JWS */
+            200: {
+                headers: {
+                    /** @description The version of the list: `"<version>"` */
+                    ETag?: string;
+                    /** @description `public, max-age=<seconds>` */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/jose": string;
+                };
+            };
+            /** @description The version named by If-None-Match is current */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the product does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `key_pair_missing`: the product has no key pair to sign its list */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
@@ -5139,6 +5321,70 @@ export interface operations {
             };
             /** @description `not_found`: the API key does not exist in the organization, or is already revoked */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    getResponseKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponseKeySetView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -6,6 +6,8 @@ import { FastifyReply, FastifyRequest } from 'fastify';
 import { createValidationPipe } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
 import { assertScopes } from '../identity/scopes';
+import { ResponseKeysService } from '../signed-answers/response-keys.service';
+import { SIGNATURE_HEADER, nonceOf, signAnswer } from '../signed-answers/signed-answer';
 import { answerFailure } from './problem.filter';
 import { contextOf } from './request-context.interceptor';
 import { AddRouteConfig } from './route-config';
@@ -71,6 +73,7 @@ export const Direct = (): MethodDecorator => (target, key, descriptor) => {
  */
 export function registerDirectRoutes(app: NestFastifyApplication): void {
   const validation = createValidationPipe();
+  const responseKeys = app.get(ResponseKeysService);
   const handlers = new Map<DirectTarget, (...args: unknown[]) => Promise<unknown>>();
   const handlerOf = (target: DirectTarget) => {
     let handler = handlers.get(target);
@@ -106,10 +109,24 @@ export function registerDirectRoutes(app: NestFastifyApplication): void {
       if (!target) return;
       try {
         assertScopes(request.auth, config.allowed_scopes);
+        // A signed answer is asked for with a nonce: checked, and the key found, before the handler
+        // runs, so a bad nonce or a missing key leaves no effect (a sync stores its report).
+        const nonce = config.signed_answer ? nonceOf(request.headers['licensing-nonce']) : undefined;
+        const orgId = request.auth!.orgId;
+        const signer =
+          nonce === undefined
+            ? undefined
+            : (responseKeys.cached(orgId) ?? (await responseKeys.signer(orgId)));
         const args = await argumentsOf(request, target.params);
         const handler = handlerOf(target);
         const result = await requestContext.run(contextOf(request), () => handler(...args));
-        return reply.send(result);
+        if (!signer) return reply.send(result);
+        // Serialized here, as Fastify would serialize the object, so the signature covers the bytes sent.
+        const body = JSON.stringify(result);
+        return reply
+          .header(SIGNATURE_HEADER, signAnswer(body, signer, nonce!, new Date()))
+          .type('application/json; charset=utf-8')
+          .send(body);
       } catch (error) {
         answerFailure(request, reply, error);
         return reply;

@@ -22,6 +22,7 @@ import { Operation } from '../http/operation';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes } from '../identity/scopes';
+import { SignedAnswer } from '../signed-answers/signed-answer';
 
 @ApiTags('licenses')
 @Controller(routes('licenses'))
@@ -95,6 +96,7 @@ export class LicensesController {
   @Answers(Messages.license.verify, { description: 'valid is true only when errors is empty' })
   @ApiProblems(['not_found', 'the product `product_id` does not exist in the organization'])
   @Direct()
+  @SignedAnswer()
   verify(@Body() dto: VerifyLicenseDto): Promise<VerifyResultView> {
     return this.bus.send(Messages.license.verify, dto);
   }
@@ -115,6 +117,7 @@ export class LicensesController {
   @Answers(Messages.license.validate, { description: 'valid is true only for code VALID' })
   @ApiProblems()
   @Direct()
+  @SignedAnswer()
   validate(@Body() dto: ValidateLicenseDto): Promise<ValidationResultView> {
     return this.bus.send(Messages.license.validate, dto);
   }

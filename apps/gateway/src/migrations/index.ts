@@ -2,6 +2,7 @@ import { CreateIdentity1795375819351 } from './1795375819351-CreateIdentity';
 import { CreateIdempotencyKeys1795430887909 } from './1795430887909-CreateIdempotencyKeys';
 import { CreateAuditEvents1795430939744 } from './1795430939744-CreateAuditEvents';
 import { AddOrganizationRateLimits1795430945058 } from './1795430945058-AddOrganizationRateLimits';
+import { CreateResponseKeys1795500000001 } from './1795500000001-CreateResponseKeys';
 
 /** In order of application; the timestamp in each name is when it was generated. */
 export const GATEWAY_MIGRATIONS = [
@@ -9,4 +10,5 @@ export const GATEWAY_MIGRATIONS = [
   CreateIdempotencyKeys1795430887909,
   CreateAuditEvents1795430939744,
   AddOrganizationRateLimits1795430945058,
+  CreateResponseKeys1795500000001,
 ];

@@ -14,6 +14,7 @@ import { Direct } from '../http/direct-routes';
 import { Answers } from '../http/answers';
 import { routes } from '../http/routes';
 import { AllowScopes } from '../identity/scopes';
+import { SignedAnswer } from '../signed-answers/signed-answer';
 
 @ApiTags('revocation')
 @Controller(routes('licenses'))
@@ -38,6 +39,7 @@ export class RevocationController {
   })
   @ApiProblems()
   @Direct()
+  @SignedAnswer()
   check(@Body() dto: CheckRevocationDto): Promise<CheckRevocationView> {
     return this.bus.send(Messages.revocation.check, dto);
   }
@@ -67,6 +69,7 @@ export class RevocationController {
   })
   @ApiProblems()
   @Direct()
+  @SignedAnswer()
   sync(@Body() dto: SyncReportDto): Promise<SyncResultView> {
     return this.bus.send(Messages.revocation.sync, dto);
   }

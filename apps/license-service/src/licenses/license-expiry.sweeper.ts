@@ -4,6 +4,7 @@ import { DataSource, EntityManager, In, LessThanOrEqual } from 'typeorm';
 import { ExclusiveJob } from '@licensing/shared/database';
 import { recordEvent } from '@licensing/shared/events';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
+import { bumpListVersions } from '../revocation-lists/list-versions';
 import { LICENSE_SERVICE_CONFIG, LicenseServiceConfig } from '../config';
 import { LicenseEntity } from './license.entity';
 import { toLicenseView } from './license.mapper';
@@ -12,7 +13,9 @@ import { toSerialStatus } from './serial-statuses.service';
 /**
  * Writes down what every read already reports: an active license past its valid_until is expired.
  * Publishes license.expired for each. Clients never wait for it, since the effective status is
- * computed on every read; it exists for the stored state and for subscribers.
+ * computed on every read; it exists for the stored state, for subscribers and for the products'
+ * revocation lists, which list an expired license (and bump their version) from this pass on:
+ * at most LICENSE_EXPIRY_SWEEP_MS after valid_until, plus a pass per batch of a backlog.
  */
 @Injectable()
 export class LicenseExpirySweeper extends ExclusiveJob {
@@ -40,6 +43,7 @@ export class LicenseExpirySweeper extends ExclusiveJob {
       { id: In(overdue.map((l) => l.id)) },
       { status: 'expired', updatedAt: now },
     );
+    await bumpListVersions(manager, overdue, now);
     const products = new Map(
       (
         await manager.findBy(CatalogProductEntity, { id: In([...new Set(overdue.map((l) => l.productId))]) })

@@ -9,6 +9,7 @@ import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 @Index('ix_licenses_org_created', ['orgId', 'createdAt', 'id'])
 @Index('ix_licenses_product', ['productId'])
 @Index('ix_licenses_key_pair', ['keyPairId'])
+@Index('ix_licenses_product_list_version', ['productId', 'listVersion'])
 @Check('ck_licenses_status', oneOf('status', LICENSE_STATUSES))
 @Check('ck_licenses_type', oneOf('license_type', LICENSE_TYPES))
 @Check('ck_licenses_revoked_at', `(status = 'revoked') = (revoked_at IS NOT NULL)`)
@@ -74,4 +75,14 @@ export class LicenseEntity {
 
   @Column({ ...TIMESTAMP, name: 'revoked_at', nullable: true })
   revokedAt!: Date | null;
+
+  /**
+   * The version of its product's revocation list that last changed this license's entry (its
+   * status), and when: what a delta since an older version is made of. Null: never listed.
+   */
+  @Column('bigint', { name: 'list_version', nullable: true })
+  listVersion!: string | null;
+
+  @Column({ ...TIMESTAMP, name: 'list_changed_at', nullable: true })
+  listChangedAt!: Date | null;
 }

@@ -21,6 +21,7 @@ import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events
 import { BusClient } from '@licensing/shared/messaging';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { CatalogService } from '../catalog/catalog.service';
+import { bumpListVersions } from '../revocation-lists/list-versions';
 import { LicenseEntity } from './license.entity';
 import { LicenseSigner } from './license-signer.service';
 import { applyChanges } from './license-changes';
@@ -89,6 +90,8 @@ export class LicensesService {
         createdAt: now,
         updatedAt: now,
         revokedAt: null,
+        listVersion: null,
+        listChangedAt: null,
       });
       await this.signer.sign(manager, license, product, now);
       await manager.insert(LicenseEntity, license);
@@ -184,6 +187,8 @@ export class LicensesService {
       license.updatedAt = now;
       await this.signer.sign(manager, license, product, now);
       await manager.save(license);
+      // Suspended, reinstated, or an expired license extended: its revocation-list entry changed.
+      if (license.status !== statusBefore) await bumpListVersions(manager, [license], now);
 
       const data = toLicenseView(license, product, { withBlob: false });
       // One event and one audit entry per kind of change: suspending and editing fields is both.
@@ -241,6 +246,7 @@ export class LicensesService {
       const before = toLicenseView(found, product, { withBlob: false });
       Object.assign(found, { status: 'revoked', revokedAt: now, updatedAt: now });
       await manager.update(LicenseEntity, { id }, { status: 'revoked', revokedAt: now, updatedAt: now });
+      await bumpListVersions(manager, [found], now);
       const data = toLicenseView(found, product, { withBlob: false });
       await recordEvent(manager, {
         type: 'license.revoked',

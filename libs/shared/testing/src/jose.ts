@@ -71,3 +71,47 @@ export async function compactVerifyWithJose(
   });
   return JSON.parse(stdout) as (string | null)[];
 }
+
+const DETACHED_SCRIPT = `
+import { createLocalJWKSet, flattenedVerify } from 'jose';
+let input = '';
+for await (const chunk of process.stdin) input += chunk;
+const { answers, jwks } = JSON.parse(input);
+const keys = createLocalJWKSet(jwks);
+const results = [];
+for (const { signature, body } of answers) {
+  // RFC 7515 Appendix F: the detached payload is put back as the base64url of the body's bytes.
+  const [protectedHeader, , sig] = signature.split('.');
+  const payload = Buffer.from(body, 'utf8').toString('base64url');
+  try {
+    const verified = await flattenedVerify({ protected: protectedHeader, payload, signature: sig }, keys, {
+      algorithms: ['EdDSA'],
+    });
+    results.push({ header: verified.protectedHeader });
+  } catch (error) {
+    results.push({ error: String(error.code ?? error.name ?? error) });
+  }
+}
+process.stdout.write(JSON.stringify(results));
+`;
+
+/**
+ * Checks signed answers (a `Licensing-Signature`, a JWS with detached payload, and the body it
+ * signs) with `jose`'s flattenedVerify and a JWK Set, as a client using any JOSE library would.
+ * Answers, per answer, the verified protected header or jose's error code.
+ */
+export async function verifyDetachedWithJose(
+  answers: { signature: string; body: string }[],
+  jwks: unknown,
+): Promise<JoseVerification[]> {
+  const stdout = await new Promise<string>((resolve, reject) => {
+    const child = execFile(
+      process.execPath,
+      ['--input-type=module', '-e', DETACHED_SCRIPT],
+      { cwd: __dirname, maxBuffer: 16 * 1024 * 1024 },
+      (error, out) => (error ? reject(error) : resolve(out)),
+    );
+    child.stdin!.end(JSON.stringify({ answers, jwks }));
+  });
+  return JSON.parse(stdout) as JoseVerification[];
+}
