@@ -4,8 +4,9 @@ import { isPublicPath } from '../identity/authenticate.hook';
 /**
  * Headers on every answer, errors and unknown routes included. `nosniff` everywhere, so that a
  * browser never renders a license file or a JSON body as something else. `no-store` on everything
- * outside the public probes and OpenAPI documents: API answers carry API keys (once, at creation),
- * license files and customer data, which no browser or shared cache may keep.
+ * outside the public probes, OpenAPI documents and console files (which set their own, see
+ * console.ts): API answers carry API keys (once, at creation), license files and customer data,
+ * which no browser or shared cache may keep.
  */
 export function registerSecurityHeaders(fastify: FastifyInstance): void {
   fastify.addHook('onSend', async (request, reply, payload) => {
