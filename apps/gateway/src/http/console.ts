@@ -59,7 +59,8 @@ export async function serveConsole(fastify: FastifyInstance, root = consoleBuild
     return payload;
   });
   if (!existsSync(path.join(root, 'index.html'))) {
-    const notBuilt = 'The console has not been built: `npm start` builds it (or `node tools/build-console.js`).\n';
+    const notBuilt =
+      'The console has not been built: `npm start` builds it (or `node tools/build-console.js`).\n';
     for (const url of [CONSOLE_PATH, `${CONSOLE_PATH}/*`]) {
       fastify.get(url, async (_request, reply) => reply.code(503).type('text/plain').send(notBuilt));
     }

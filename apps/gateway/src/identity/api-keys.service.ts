@@ -95,7 +95,8 @@ export class ApiKeysService implements OnApplicationBootstrap {
       relations: { organization: true },
       where: { id: auth.keyId, orgId: auth.orgId, revokedAt: IsNull() },
     });
-    if (!key?.organization) throw new DomainError('unauthorized', 'The API key is unknown or has been revoked');
+    if (!key?.organization)
+      throw new DomainError('unauthorized', 'The API key is unknown or has been revoked');
     return { ...toApiKeyView(key), org_id: auth.orgId, org_name: key.organization.name };
   }
 
