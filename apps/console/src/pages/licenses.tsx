@@ -194,7 +194,7 @@ function CreateLicense({ products, onCreated }: { products: Product[]; onCreated
           }}
         >
           <Field label="Product">
-            <select name="product_id" value={form.product_id} onChange={set('product_id')} required>
+            <select name="product_id" value={form.product_id || products[0]!.id} onChange={set('product_id')}>
               {products.map((p) => (
                 <option key={p.id} value={p.id}>
                   {p.name}

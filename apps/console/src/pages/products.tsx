@@ -147,7 +147,7 @@ function ProductForm({
       <Field label="Key pair">
         <select
           name="key_pair_id"
-          value={form.key_pair_id}
+          value={form.key_pair_id || keyPairs[0]?.id}
           onChange={set('key_pair_id')}
           id={`${prefix}-key-pair`}
         >

@@ -66,10 +66,10 @@ export async function serveConsole(fastify: FastifyInstance, root = consoleBuild
     }
     return;
   }
+  fastify.get(CONSOLE_PATH, async (_request, reply) => reply.redirect(`${CONSOLE_PATH}/`, 301));
   await fastify.register(fastifyStatic, {
     root,
     prefix: `${CONSOLE_PATH}/`,
-    redirect: true,
     decorateReply: false,
     cacheControl: false,
     dotfiles: 'deny',
