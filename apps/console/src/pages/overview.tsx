@@ -104,28 +104,30 @@ export function OverviewPage() {
         </Async>
       </section>
 
-      <section aria-labelledby="syncs" class="charts">
+      <section aria-labelledby="syncs">
         <h2 id="syncs">Syncs</h2>
-        <Async resource={hourly}>
-          {(series) => (
-            <Chart
-              title="Last 24 hours, per hour"
-              data={series.data}
-              series={['Syncs', 'Licenses']}
-              summary={`${series.total} syncs`}
-            />
-          )}
-        </Async>
-        <Async resource={daily}>
-          {(series) => (
-            <Chart
-              title="Last 30 days, per day"
-              data={series.data}
-              series={['Syncs', 'Licenses']}
-              summary={`${series.total} syncs`}
-            />
-          )}
-        </Async>
+        <div class="charts">
+          <Async resource={hourly}>
+            {(series) => (
+              <Chart
+                title="Last 24 hours, per hour"
+                data={series.data}
+                series={['Syncs', 'Licenses']}
+                summary={`${series.total} syncs`}
+              />
+            )}
+          </Async>
+          <Async resource={daily}>
+            {(series) => (
+              <Chart
+                title="Last 30 days, per day"
+                data={series.data}
+                series={['Syncs', 'Licenses']}
+                summary={`${series.total} syncs`}
+              />
+            )}
+          </Async>
+        </div>
       </section>
 
       <div class="columns">
