@@ -1013,6 +1013,14 @@ describe('k8s/', () => {
     }
   });
 
+  it('the Ingress publishes the API, its documents and the console, never /metrics or the probes', () => {
+    const paths = ofKind('Ingress').flatMap(({ doc }) =>
+      (doc.spec.rules ?? []).flatMap((rule: Yaml) => (rule.http?.paths ?? []).map((p: Yaml) => p.path)),
+    );
+    expect(paths).toEqual(expect.arrayContaining(['/api', '/v1', '/docs', '/console']));
+    expect(paths.filter((p: string) => /^\/(metrics|health|healthz|readyz)/.test(p))).toEqual([]);
+  });
+
   it('the Ingress routes to a Service port that exists', () => {
     const ingresses = ofKind('Ingress');
     expect(ingresses.length).toBeGreaterThan(0);
