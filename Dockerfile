@@ -9,7 +9,8 @@
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 # ---------------------------------------------------------------------------------------------
-# build: install exactly what the lockfile says, compile with tsc into dist/, drop dev deps.
+# build: install exactly what the lockfile says, compile with tsc into dist/ and build the console
+# (Vite, into dist/apps/console, served by the gateway at /console), drop dev deps.
 # ---------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app

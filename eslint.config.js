@@ -33,6 +33,8 @@ const SCOPES = {
   'scope:webhook': ['scope:webhook', 'scope:shared'],
   // The `licensing` command line (apps/cli): an API client and the offline verifier.
   'scope:cli': ['scope:cli', 'scope:shared'],
+  // The browser console (apps/console): speaks to the public API over HTTP, imports no library.
+  'scope:console': ['scope:console'],
   'scope:e2e': [
     'scope:gateway',
     'scope:product',
@@ -70,7 +72,7 @@ const TEST_FILES = ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'];
 module.exports = tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/tmp/**', '**/coverage/**'] },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     plugins: { '@nx': nx, '@typescript-eslint': tseslint.plugin },
     languageOptions: {
       parser: tseslint.parser,

@@ -509,6 +509,28 @@ describe('Dockerfile', () => {
     expect(buildConfig.compilerOptions).toMatchObject({ outDir: 'dist', rootDir: '.' });
   });
 
+  it('builds the console before dropping dev dependencies, into the dist/ the runtime stage copies', () => {
+    const build = stages[0]!;
+    const runs = stageInstructions(build, 'RUN').join(' && ');
+    // `npm run build` compiles and then builds the console (Vite is a dev dependency).
+    const buildScript: string = JSON.parse(read('package.json')).scripts.build;
+    expect(buildScript).toMatch(/tsc -b tsconfig\.build\.json && node tools\/build-console\.js/);
+    expect(runs.indexOf('npm run build')).toBeLessThan(runs.indexOf('npm prune'));
+    expect(stageInstructions(build, 'COPY')).toEqual(
+      expect.arrayContaining(['apps ./apps', 'tools ./tools']),
+    );
+    // Its output lands under dist/, where the gateway looks for it beside the package.json.
+    expect(read('tools/build-console.js')).toContain("path.join(root, 'dist/apps/console')");
+    expect(read('apps/gateway/src/http/console.ts')).toContain("'dist/apps/console'");
+    const copied = stageInstructions(runtime, 'COPY').filter((args) => args.startsWith('--from='));
+    expect(copied).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/ \/app\/dist \.\/dist$/),
+        expect.stringMatching(/ \/app\/package\.json /),
+      ]),
+    );
+  });
+
   it('runs as a non-root user with NODE_ENV=production', () => {
     const env = stageEnv(runtime);
     expect(env.get('NODE_ENV')).toBe('production');
@@ -989,6 +1011,14 @@ describe('k8s/', () => {
         }
       }
     }
+  });
+
+  it('the Ingress publishes the API, its documents and the console, never /metrics or the probes', () => {
+    const paths = ofKind('Ingress').flatMap(({ doc }) =>
+      (doc.spec.rules ?? []).flatMap((rule: Yaml) => (rule.http?.paths ?? []).map((p: Yaml) => p.path)),
+    );
+    expect(paths).toEqual(expect.arrayContaining(['/api', '/v1', '/docs', '/console']));
+    expect(paths.filter((p: string) => /^\/(metrics|health|healthz|readyz)/.test(p))).toEqual([]);
   });
 
   it('the Ingress routes to a Service port that exists', () => {

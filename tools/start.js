@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// `npm start`: compiles the workspace, then runs every service and the gateway as separate
-// processes on localhost, each applying its own migrations as it boots, and says where it serves
-// once the gateway is ready. It stays in the foreground; Ctrl-C stops them all.
+// `npm start`: compiles the workspace (and builds the console when its sources changed), then runs
+// every service and the gateway as separate processes on localhost, each applying its own
+// migrations as it boots, and says where it serves once the gateway is ready. It stays in the foreground; Ctrl-C stops them all.
 const { spawn, spawnSync } = require('node:child_process');
 const path = require('node:path');
 const services = require('./services');
+const { buildConsole } = require('./build-console');
 
 const root = path.join(__dirname, '..');
 const build = spawnSync(
@@ -16,6 +17,8 @@ const build = spawnSync(
   },
 );
 if (build.status !== 0) process.exit(build.status ?? 1);
+// The browser console the gateway serves at /console, rebuilt only when its sources changed.
+if (!buildConsole()) process.exit(1);
 
 const children = new Map();
 let stopping = false;
@@ -63,7 +66,7 @@ async function announceWhenReady() {
     try {
       if ((await fetch(`http://${host}:${port}/readyz`)).ok) {
         process.stdout.write(
-          `\nLicensing platform ready: API ${origin}/api/v1, docs ${origin}/docs, OpenAPI ${origin}/openapi.json; ` +
+          `\nLicensing platform ready: API ${origin}/api/v1, console ${origin}/console, docs ${origin}/docs, OpenAPI ${origin}/openapi.json; ` +
             `an admin API key: npm run cli -- keys create --org ${organization}. Ctrl-C stops it.\n\n`,
         );
         return;

@@ -72,6 +72,7 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'DELETE /key-pairs/{id}': ['admin'],
 
   'GET /api-keys': ['admin', 'read'],
+  'GET /api-keys/current': ['admin', 'read', 'client'],
   'POST /api-keys': ['admin'],
   'DELETE /api-keys/{id}': ['admin'],
 
@@ -183,6 +184,7 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   'DELETE /key-pairs/{id}': async (_w, r) => ({ path: `/key-pairs/${(await r.keyPair()).id}` }),
 
   'GET /api-keys': async () => ({ path: '/api-keys' }),
+  'GET /api-keys/current': async () => ({ path: '/api-keys/current' }),
   'POST /api-keys': async () => ({ path: '/api-keys', body: { name: 'matrix', scopes: ['read'] } }),
   'DELETE /api-keys/{id}': async (_w, r) => ({ path: `/api-keys/${(await r.apiKey()).id}` }),
 
@@ -411,6 +413,7 @@ const TENANCY: Record<RouteKey, Tenancy> = {
     call: () => ({ method: 'GET', path: '/api-keys?per_page=100' }),
     expect: noneOfA('api_keys', (w) => [w.apiKey.id]),
   },
+  'GET /api-keys/current': { none: "describes the caller's own key; names no resource" },
   'POST /api-keys': { none: 'issues a key of the caller; the body names no resource' },
   'DELETE /api-keys/{id}': {
     call: (w) => ({ method: 'DELETE', path: `/api-keys/${w.apiKey.id}` }),

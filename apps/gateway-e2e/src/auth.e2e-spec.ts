@@ -133,6 +133,7 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       for (const path of [
         '/healthz-admin',
         '/docsx',
+        '/consolex',
         '/api/v1/products?x=/docs/',
         '/api/v1/healthz',
         '//api/v1/products',
@@ -153,6 +154,8 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
         '/readyz/..%2fapi%2fv1%2flicenses',
         '/openapi.json/../api/v1/api-keys',
         '/docs/../../api/v1/products',
+        '/console/../api/v1/licenses',
+        '/console/%2e%2e/api/v1/licenses',
       ]) {
         const response = await rawGet(stack.baseUrl, path);
         expect({ path, ok: response.status < 300 }).toEqual({ path, ok: false });
@@ -204,6 +207,25 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
       // The key works at once, with its own scopes.
       const asNewKey = await org.api.withKey(created.key).get('/api/v1/products');
       expect(asNewKey.status).toBe(200);
+    });
+
+    it('describes the calling key: its scopes, prefix and organization, for every scope, never the key', async () => {
+      for (const scopes of [['admin'], ['read'], ['client'], ['read', 'client']] as const) {
+        const { key, api } = await apiKeyWithScopes(org.api, [...scopes], `whoami ${scopes.join('+')}`);
+        const response = await api.get('/api/v1/api-keys/current');
+        expect(response.status).toBe(200);
+        expect(response.body).toEqual({
+          id: key.id,
+          name: `whoami ${scopes.join('+')}`,
+          scopes: [...scopes],
+          prefix: key.prefix,
+          created_at: key.created_at,
+          org_id: org.id,
+          org_name: expect.any(String),
+        });
+      }
+      expect((await org.api.get('/api/v1/api-keys/current')).body.org_name).toMatch(/^test-/);
+      expectUnauthorized(await stack.anonymous.get('/api/v1/api-keys/current'));
     });
 
     it('issues a different key every time, even with the same name', async () => {
@@ -628,6 +650,7 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
         api: '/api/v1',
         api_aliases: ['/v1'],
         docs: '/docs',
+        console: '/console/',
         openapi: '/openapi.json',
         get_an_api_key: expect.stringContaining('npm run cli -- keys create'),
       });

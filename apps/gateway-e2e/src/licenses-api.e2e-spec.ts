@@ -364,6 +364,25 @@ describe('licenses API through the gateway', () => {
       expect(await matching('nobody')).toEqual([]);
     });
 
+    it('filters by the whole serial, whatever its case, and never by a part of it', async () => {
+      const tenant = await stack.newOrganization();
+      const { product } = await productWithKeyPair(tenant.api);
+      const [wanted] = await Promise.all([
+        createLicense(tenant.api, { product_id: product.id }),
+        createLicense(tenant.api, { product_id: product.id }),
+      ]);
+      const serials = async (filter: string) => {
+        const response = await tenant.api.get(`/api/v1/licenses?serial=${encodeURIComponent(filter)}`);
+        expect(response.status).toBe(200);
+        return response.body.licenses.map((l: { id: string }) => l.id);
+      };
+      expect(await serials(wanted.serial)).toEqual([wanted.id]);
+      expect(await serials(wanted.serial.toLowerCase())).toEqual([wanted.id]);
+      expect(await serials(wanted.serial.slice(0, -1))).toEqual([]);
+      // Another organization's serial finds nothing.
+      expect((await other.api.get(`/api/v1/licenses?serial=${wanted.serial}`)).body.total).toBe(0);
+    });
+
     it('paginates newest first with a total over all matches, and a page past the end is an empty 200', async () => {
       const tenant = await stack.newOrganization();
       const { product } = await productWithKeyPair(tenant.api);

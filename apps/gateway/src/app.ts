@@ -11,6 +11,7 @@ import { Readiness } from '@licensing/shared/messaging';
 import { measureHttpRequests, serveMetrics } from '@licensing/shared/metrics';
 import { GATEWAY_SCHEMA, GatewayModule } from './app.module';
 import { GatewayConfig } from './config';
+import { serveConsole } from './http/console';
 import { registerDirectRoutes } from './http/direct-routes';
 import { registerIndexRoute } from './http/index-route';
 import { toProblem } from './http/problem';
@@ -69,6 +70,7 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   registerDirectRoutes(app);
   serveOpenApi(app);
   registerIndexRoute(fastify);
+  await serveConsole(fastify);
 
   await migrate(app.get(DataSource), GATEWAY_SCHEMA);
   await app.init();

@@ -867,6 +867,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api-keys/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Describe the calling API key
+         * @description The API key this request is made with: its name, scopes and prefix, and its organization. A client learns from it what it may do (the console shows no write control to a `read` key).
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read` or `client`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["getCurrentApiKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api-keys/{id}": {
         parameters: {
             query?: never;
@@ -1518,6 +1542,23 @@ export interface components {
             api_keys: components["schemas"]["ApiKeyView"][];
             total: number;
         };
+        CurrentApiKeyView: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            scopes: ("admin" | "read" | "client")[];
+            /**
+             * @description The first 10 characters of the key, to recognise it
+             * @example lk_Xq3v9aB
+             */
+            prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            org_id: string;
+            /** @description The organization's name */
+            org_name: string;
+        };
         ResponseKeyJwk: {
             /** @enum {string} */
             kty: "OKP";
@@ -2150,6 +2191,8 @@ export interface operations {
                 status?: "active" | "revoked" | "expired" | "suspended";
                 /** @description Case-insensitive substring; % and _ are literal */
                 customer_email?: string;
+                /** @description The whole serial, case-insensitive (serials are upper case): at most one license */
+                serial?: string;
             };
             header?: never;
             path?: never;
@@ -5250,6 +5293,70 @@ export interface operations {
                      *       "detail": "The request body is larger than 1 MiB"
                      *     }
                      */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    getCurrentApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrentApiKeyView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };

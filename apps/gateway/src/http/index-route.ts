@@ -3,7 +3,7 @@ import { API_PREFIXES } from '../openapi';
 
 /**
  * `GET /`: where everything is, without an API key, so that a first request to the bare address
- * points at the documentation rather than answering 401. Not an API operation (no prefix, not in
+ * points at the documentation and the console rather than answering 401. Not an API operation (no prefix, not in
  * the OpenAPI document).
  */
 export function registerIndexRoute(fastify: FastifyInstance): void {
@@ -12,6 +12,7 @@ export function registerIndexRoute(fastify: FastifyInstance): void {
     api: `/${API_PREFIXES[0]}`,
     api_aliases: API_PREFIXES.slice(1).map((prefix) => `/${prefix}`),
     docs: '/docs',
+    console: '/console/',
     openapi: '/openapi.json',
     openapi_yaml: '/openapi.yaml',
     authentication: 'Authorization: Bearer <API key>',

@@ -35,6 +35,12 @@ export class CreatedApiKeyView extends ApiKeyView {
   @ApiProperty({ description: 'The key itself. Shown only in this response.' }) key!: string;
 }
 
+/** The key a request was made with: what a client (the console) needs to know of its own key. */
+export class CurrentApiKeyView extends ApiKeyView {
+  @ApiProperty({ format: 'uuid' }) org_id!: string;
+  @ApiProperty({ description: "The organization's name" }) org_name!: string;
+}
+
 export class ApiKeyListView {
   @ApiProperty({ type: [ApiKeyView] }) api_keys!: ApiKeyView[];
   @ApiProperty() total!: number;

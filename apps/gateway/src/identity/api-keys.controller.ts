@@ -6,7 +6,7 @@ import { ApiProblems } from '../http/api-problems';
 import { Operation } from '../http/operation';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
-import { ApiKeyListView, CreateApiKeyDto, CreatedApiKeyView } from './api-key.dto';
+import { ApiKeyListView, CreateApiKeyDto, CreatedApiKeyView, CurrentApiKeyView } from './api-key.dto';
 import { ApiKeysService } from './api-keys.service';
 import { AllowScopes } from './scopes';
 
@@ -46,6 +46,21 @@ export class ApiKeysController {
   @ApiProblems()
   list(@Req() request: FastifyRequest, @Query() query: PageQueryDto): Promise<ApiKeyListView> {
     return this.apiKeys.list(orgOf(request), query);
+  }
+
+  @Get('current')
+  @Operation({
+    id: 'getCurrentApiKey',
+    summary: 'Describe the calling API key',
+    description:
+      'The API key this request is made with: its name, scopes and prefix, and its organization. A ' +
+      'client learns from it what it may do (the console shows no write control to a `read` key).',
+  })
+  @AllowScopes('read', 'client')
+  @ApiOkResponse({ type: CurrentApiKeyView })
+  @ApiProblems()
+  current(@Req() request: FastifyRequest): Promise<CurrentApiKeyView> {
+    return this.apiKeys.current(request.auth!);
   }
 
   @Delete(':id')

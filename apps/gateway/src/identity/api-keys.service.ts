@@ -9,7 +9,7 @@ import { auditChanges } from '@licensing/shared/events';
 import { AuditEventsService } from '../audit/audit-events.service';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { ApiKeyEntity } from './api-key.entity';
-import { ApiKeyListView, CreateApiKeyDto, CreatedApiKeyView } from './api-key.dto';
+import { ApiKeyListView, CreateApiKeyDto, CreatedApiKeyView, CurrentApiKeyView } from './api-key.dto';
 import { API_KEY_PATTERN, hashApiKey, issueApiKey, toApiKeyView } from './api-key-issuer';
 import { AuthContext } from './auth-context';
 
@@ -87,6 +87,17 @@ export class ApiKeysService implements OnApplicationBootstrap {
       ...pageWindow(pageOf(query)),
     });
     return { api_keys: keys.map(toApiKeyView), total };
+  }
+
+  /** The calling key, read again (not from the cache): a key revoked meanwhile is a `401`. */
+  async current(auth: AuthContext): Promise<CurrentApiKeyView> {
+    const key = await this.dataSource.getRepository(ApiKeyEntity).findOne({
+      relations: { organization: true },
+      where: { id: auth.keyId, orgId: auth.orgId, revokedAt: IsNull() },
+    });
+    if (!key?.organization)
+      throw new DomainError('unauthorized', 'The API key is unknown or has been revoked');
+    return { ...toApiKeyView(key), org_id: auth.orgId, org_name: key.organization.name };
   }
 
   async revoke(orgId: string, id: string): Promise<MessageView> {

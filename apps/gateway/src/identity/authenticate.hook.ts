@@ -3,11 +3,12 @@ import { DomainError } from '@licensing/shared/errors';
 import { ApiKeysService } from './api-keys.service';
 
 const PUBLIC_PATHS =
-  /^\/((healthz|readyz|health\/(live|ready)|metrics|openapi\.(json|yaml)|docs)(\/|$|\?)|(\?|$))/;
+  /^\/((healthz|readyz|health\/(live|ready)|metrics|openapi\.(json|yaml)|docs|console)(\/|$|\?)|(\?|$))/;
 
 /**
- * Paths served without an API key (the index `/`, probes, metrics, OpenAPI, docs). ScopesGuard lets
- * the same paths through.
+ * Paths served without an API key (the index `/`, probes, metrics, OpenAPI, docs, and the console's
+ * static files, whose page then calls the API with the key it is given). ScopesGuard lets the same
+ * paths through.
  */
 export const isPublicPath = (url: string): boolean => PUBLIC_PATHS.test(url);
 

@@ -128,6 +128,8 @@ export class LicensesService {
       .offset(skip)
       .limit(take);
     if (query.product_id) builder.andWhere('l.product_id = :productId', { productId: query.product_id });
+    // Serials are generated upper case; a typed one may not be. Equality keeps the unique index.
+    if (query.serial) builder.andWhere('l.serial = :serial', { serial: query.serial.toUpperCase() });
     if (query.customer_email) {
       const escaped = query.customer_email.replace(/[\\%_]/g, (char) => `\\${char}`);
       builder.andWhere(`l.customer_email ILIKE :email ESCAPE '\\'`, { email: `%${escaped}%` });

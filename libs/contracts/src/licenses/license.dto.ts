@@ -110,6 +110,16 @@ export class ListLicensesQueryDto extends PageQueryDto {
   @IsString()
   @Length(1, 320)
   customer_email?: string;
+
+  @ApiPropertyOptional({
+    maxLength: 160,
+    example: 'LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC',
+    description: 'The whole serial, case-insensitive (serials are upper case): at most one license',
+  })
+  @Optional()
+  @IsString()
+  @Length(1, 160)
+  serial?: string;
 }
 
 export class VerifyLicenseDto {

@@ -1,0 +1,171 @@
+import {
+  machinesByLastSync,
+  pageInfo,
+  problemMessage,
+  queryString,
+  timeRange,
+  topShares,
+  usageSeries,
+  wordList,
+} from './data';
+
+describe('problemMessage', () => {
+  it("shows the problem's detail, and each invalid field", () => {
+    expect(problemMessage(404, { status: 404, code: 'not_found', detail: 'License 42 not found' })).toBe(
+      'License 42 not found',
+    );
+    expect(
+      problemMessage(400, {
+        detail: 'The request is invalid',
+        errors: [
+          { field: 'code', message: 'code must be letters and digits' },
+          { field: 'name', message: 'name is required' },
+        ],
+      }),
+    ).toBe('The request is invalid (code: code must be letters and digits; name: name is required)');
+  });
+
+  it('says what to do about a refused key, and a forbidden operation', () => {
+    expect(problemMessage(401, { detail: 'The API key is unknown or has been revoked' })).toBe(
+      'This API key was refused: The API key is unknown or has been revoked. Sign in again with a valid key.',
+    );
+    expect(
+      problemMessage(403, { detail: "This API key's scopes (read) do not allow this operation" }),
+    ).toMatch(/^Not allowed with this API key: /);
+  });
+
+  it('falls back on the title, then the status, for a body that is no problem', () => {
+    expect(problemMessage(409, { title: 'Conflict' })).toBe('Conflict');
+    expect(problemMessage(502, undefined)).toBe('The API answered 502');
+    expect(problemMessage(500, 'oops')).toBe('The API answered 500');
+  });
+});
+
+describe('pageInfo', () => {
+  it('places a page within the total', () => {
+    expect(pageInfo(1, 20, 45)).toEqual({
+      page: 1,
+      pages: 3,
+      first: 1,
+      last: 20,
+      hasPrevious: false,
+      hasNext: true,
+    });
+    expect(pageInfo(3, 20, 45)).toEqual({
+      page: 3,
+      pages: 3,
+      first: 41,
+      last: 45,
+      hasPrevious: true,
+      hasNext: false,
+    });
+    expect(pageInfo(2, 20, 40)).toMatchObject({ pages: 2, first: 21, last: 40, hasNext: false });
+  });
+
+  it('reads an empty list as one empty page, and a page past the end as the end', () => {
+    expect(pageInfo(1, 20, 0)).toEqual({
+      page: 1,
+      pages: 1,
+      first: 0,
+      last: 0,
+      hasPrevious: false,
+      hasNext: false,
+    });
+    expect(pageInfo(5, 20, 45)).toMatchObject({ first: 45, last: 45, hasPrevious: true, hasNext: false });
+  });
+});
+
+describe('queryString', () => {
+  it('keeps the non-empty values, encoded', () => {
+    expect(queryString({ serial: '', customer_email: 'a+b@example.com', page: 2, status: undefined })).toBe(
+      '?customer_email=a%2Bb%40example.com&page=2',
+    );
+    expect(queryString({ serial: '' })).toBe('');
+  });
+});
+
+describe('timeRange', () => {
+  const now = new Date('2030-05-10T13:45:00.000Z');
+
+  it('ends with the current UTC hour for 24 h (hourly), the current UTC day otherwise (daily)', () => {
+    expect(timeRange('24h', now)).toEqual({
+      key: '24h',
+      from: new Date('2030-05-09T14:00:00.000Z'),
+      to: new Date('2030-05-10T14:00:00.000Z'),
+      interval: 'hour',
+    });
+    expect(timeRange('7d', now)).toMatchObject({
+      from: new Date('2030-05-04T00:00:00.000Z'),
+      to: new Date('2030-05-11T00:00:00.000Z'),
+      interval: 'day',
+    });
+    expect(timeRange('30d', now).from).toEqual(new Date('2030-04-11T00:00:00.000Z'));
+  });
+});
+
+describe('usageSeries', () => {
+  const range = timeRange('24h', new Date('2030-05-10T13:45:00.000Z'));
+  const bucket = (at: string, syncs: number, licenses: number) => ({
+    bucket: at,
+    syncs,
+    licenses,
+    fingerprints: licenses,
+    peak_seats_in_use: null,
+  });
+
+  it('fills every bucket of the range, zeros where the API listed none', () => {
+    const { data, total } = usageSeries(
+      [bucket('2030-05-09T14:00:00.000Z', 3, 2), bucket('2030-05-10T13:00:00.000Z', 5, 1)],
+      range,
+    );
+    const [xs, syncs, licenses] = data;
+    expect(xs).toHaveLength(24);
+    expect(xs[0]).toBe(Date.parse('2030-05-09T14:00:00.000Z') / 1000);
+    expect(xs[23]).toBe(Date.parse('2030-05-10T13:00:00.000Z') / 1000);
+    expect(syncs).toEqual([3, ...Array(22).fill(0), 5]);
+    expect(licenses).toEqual([2, ...Array(22).fill(0), 1]);
+    expect(total).toBe(8);
+  });
+
+  it('leaves out buckets outside the range', () => {
+    const { data, total } = usageSeries([bucket('2030-05-01T00:00:00.000Z', 9, 9)], range);
+    expect(data[1]!.every((n) => n === 0)).toBe(true);
+    expect(total).toBe(0);
+  });
+});
+
+describe('machinesByLastSync', () => {
+  it('counts machines by the UTC day of their last sync, over the last 30 days', () => {
+    const now = new Date('2030-05-10T13:45:00.000Z');
+    const [xs, counts] = machinesByLastSync(
+      [
+        { last_sync_at: '2030-05-10T01:00:00.000Z' },
+        { last_sync_at: '2030-05-10T12:00:00.000Z' },
+        { last_sync_at: '2030-05-01T12:00:00.000Z' },
+        { last_sync_at: '2029-01-01T00:00:00.000Z' },
+      ],
+      now,
+    );
+    expect(xs).toHaveLength(30);
+    expect(counts!.at(-1)).toBe(2);
+    expect(counts![xs.indexOf(Date.parse('2030-05-01T00:00:00.000Z') / 1000)]).toBe(1);
+    expect(counts!.reduce((a, b) => a + b, 0)).toBe(3);
+  });
+});
+
+describe('topShares', () => {
+  it('ranks by count, keeps the first rows, and scales bars on the largest', () => {
+    expect(topShares([{ count: 1 }, { count: 4 }, { count: 2 }], 2)).toEqual([
+      { count: 4, share: 1 },
+      { count: 2, share: 0.5 },
+    ]);
+    expect(topShares([{ count: 0 }])).toEqual([{ count: 0, share: 0 }]);
+  });
+});
+
+describe('wordList', () => {
+  it('splits on commas and spaces, without empties or repeats', () => {
+    expect(wordList(' pro, export  pro,,sync ')).toEqual(['pro', 'export', 'sync']);
+    expect(wordList('')).toEqual([]);
+  });
+});

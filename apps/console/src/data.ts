@@ -1,0 +1,162 @@
+// Pure data shaping for the console's pages: no DOM, no fetch, so that jest checks it alone.
+
+/** An RFC 9457 problem as the API answers it (`application/problem+json`). */
+export interface Problem {
+  status?: number;
+  title?: string;
+  detail?: string;
+  code?: string;
+  errors?: { field?: string; message?: string }[];
+}
+
+/**
+ * What to tell the user about a failed request: the problem's `detail` (what the API says went
+ * wrong), each invalid field, and for a refused key what to do about it.
+ */
+export function problemMessage(status: number, body: unknown): string {
+  const problem = (typeof body === 'object' && body !== null ? body : {}) as Problem;
+  const detail = problem.detail || problem.title || `The API answered ${status}`;
+  const fields = (problem.errors ?? [])
+    .filter((error) => error.message)
+    .map((error) => (error.field ? `${error.field}: ${error.message}` : error.message));
+  const text = fields.length > 0 ? `${detail} (${fields.join('; ')})` : detail;
+  switch (status) {
+    case 401:
+      return `This API key was refused: ${text}. Sign in again with a valid key.`;
+    case 403:
+      return `Not allowed with this API key: ${text}`;
+    case 429:
+      return `Too many requests: ${text}`;
+    default:
+      return text;
+  }
+}
+
+export interface PageInfo {
+  page: number;
+  pages: number;
+  /** 1-based positions of the first and last item shown; 0 and 0 for an empty list. */
+  first: number;
+  last: number;
+  hasPrevious: boolean;
+  hasNext: boolean;
+}
+
+/** Where a page of a server-side paginated list stands, from the list's `total`. */
+export function pageInfo(page: number, perPage: number, total: number): PageInfo {
+  const pages = Math.max(1, Math.ceil(total / perPage));
+  const first = total === 0 ? 0 : Math.min(total, (page - 1) * perPage + 1);
+  const last = Math.min(total, page * perPage);
+  return { page, pages, first, last: Math.max(first, last), hasPrevious: page > 1, hasNext: page < pages };
+}
+
+/** A query string of the non-empty values, in the order given. */
+export function queryString(values: Record<string, string | number | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(values)) {
+    if (value !== undefined && value !== '') params.set(name, String(value));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+export const RANGES = ['24h', '7d', '30d'] as const;
+export type RangeKey = (typeof RANGES)[number];
+export type Interval = 'hour' | 'day';
+
+export interface TimeRange {
+  key: RangeKey;
+  from: Date;
+  to: Date;
+  interval: Interval;
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/**
+ * A range ending with the current UTC hour (24 h, hourly buckets) or day (7 and 30 days, daily
+ * buckets), aligned on bucket starts the way the analytics service counts them.
+ */
+export function timeRange(key: RangeKey, now: Date): TimeRange {
+  const interval: Interval = key === '24h' ? 'hour' : 'day';
+  const size = interval === 'hour' ? HOUR : DAY;
+  const to = new Date(Math.floor(now.getTime() / size) * size + size);
+  const count = key === '24h' ? 24 : key === '7d' ? 7 : 30;
+  return { key, from: new Date(to.getTime() - count * size), to, interval };
+}
+
+export interface UsageBucket {
+  bucket: string;
+  syncs: number;
+  licenses: number;
+  fingerprints: number;
+  peak_seats_in_use: number | null;
+}
+
+/** uPlot's data: x in Unix seconds, then one array per series. */
+export type ChartData = [number[], ...number[][]];
+
+/**
+ * The syncs and distinct licenses of every bucket of the range, zeros included: the API lists only
+ * the buckets that have reports, a chart needs them all.
+ */
+export function usageSeries(buckets: UsageBucket[], range: Pick<TimeRange, 'from' | 'to' | 'interval'>) {
+  const size = range.interval === 'hour' ? HOUR : DAY;
+  const byStart = new Map(buckets.map((b) => [Date.parse(b.bucket), b]));
+  const xs: number[] = [];
+  const syncs: number[] = [];
+  const licenses: number[] = [];
+  for (let at = range.from.getTime(); at < range.to.getTime(); at += size) {
+    const bucket = byStart.get(at);
+    xs.push(at / 1000);
+    syncs.push(bucket?.syncs ?? 0);
+    licenses.push(bucket?.licenses ?? 0);
+  }
+  return { data: [xs, syncs, licenses] as ChartData, total: syncs.reduce((sum, n) => sum + n, 0) };
+}
+
+/**
+ * A license's machines by the UTC day of their last sync, over the last `days` days (the usage
+ * history the API keeps per license: each machine's most recent sync).
+ */
+export function machinesByLastSync(
+  fingerprints: { last_sync_at: string }[],
+  now: Date,
+  days = 30,
+): ChartData {
+  const range = timeRange('30d', now);
+  const from = range.to.getTime() - days * DAY;
+  const xs: number[] = [];
+  const counts: number[] = [];
+  for (let at = from; at < range.to.getTime(); at += DAY) {
+    xs.push(at / 1000);
+    counts.push(0);
+  }
+  for (const { last_sync_at } of fingerprints) {
+    const index = Math.floor((Date.parse(last_sync_at) - from) / DAY);
+    if (index >= 0 && index < counts.length) counts[index]! += 1;
+  }
+  return [xs, counts];
+}
+
+/** The largest count first, as the share of the biggest (for bar widths), at most `limit` rows. */
+export function topShares<T extends { count: number }>(rows: T[], limit = 8): (T & { share: number })[] {
+  const top = [...rows].sort((a, b) => b.count - a.count).slice(0, limit);
+  const max = top[0]?.count ?? 0;
+  return top.map((row) => ({ ...row, share: max === 0 ? 0 : row.count / max }));
+}
+
+/** Comma- or space-separated words, trimmed, without empties or repeats. */
+export function wordList(text: string): string[] {
+  return [...new Set(text.split(/[\s,]+/).filter(Boolean))];
+}
+
+/** A timestamp as the user reads it: local date and time to the minute; "—" for none. */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime())
+    ? iso
+    : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}

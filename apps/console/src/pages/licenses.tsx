@@ -1,0 +1,446 @@
+import { useMemo, useState } from 'preact/hooks';
+import { api } from '../api';
+import { formatTime, machinesByLastSync, pageInfo, queryString, wordList } from '../data';
+import {
+  Activation,
+  AuditEvent,
+  LICENSE_STATUSES,
+  LICENSE_TYPES,
+  License,
+  LicenseStatus,
+  LicenseUsage,
+  Product,
+} from '../types';
+import {
+  Async,
+  Chart,
+  ConfirmButton,
+  DownloadButton,
+  Empty,
+  ErrorNotice,
+  Field,
+  Pager,
+  routeQuery,
+  useAction,
+  useResource,
+  useSession,
+} from '../ui';
+
+const PER_PAGE = 20;
+
+interface Filters {
+  serial: string;
+  customer_email: string;
+  product_id: string;
+  status: string;
+}
+
+/** Search (serial, e-mail, product, status), a page at a time from the server, and create. */
+export function LicensesPage() {
+  const { canWrite } = useSession();
+  const query = routeQuery();
+  const initial: Filters = {
+    serial: '',
+    customer_email: '',
+    product_id: query.get('product') ?? '',
+    status: query.get('status') ?? '',
+  };
+  const [draft, setDraft] = useState<Filters>(initial);
+  const [filters, setFilters] = useState<Filters>(initial);
+  const [page, setPage] = useState(1);
+  const products = useResource(() => api.get<{ products: Product[] }>('/products?per_page=100'), []);
+  const list = useResource(
+    () =>
+      api.get<{ licenses: License[]; total: number }>(
+        `/licenses${queryString({ ...filters, serial: filters.serial.trim(), customer_email: filters.customer_email.trim(), page, per_page: PER_PAGE })}`,
+      ),
+    [filters, page],
+  );
+  const set = (name: keyof Filters) => (event: { currentTarget: { value: string } }) =>
+    setDraft({ ...draft, [name]: event.currentTarget.value });
+
+  return (
+    <>
+      <h1>Licenses</h1>
+      {canWrite && <CreateLicense products={products.data?.products ?? []} onCreated={list.reload} />}
+      <form
+        class="filters"
+        role="search"
+        aria-label="Search licenses"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setPage(1);
+          setFilters(draft);
+        }}
+      >
+        <Field label="Serial">
+          <input name="serial" value={draft.serial} onInput={set('serial')} placeholder="LIC-…" />
+        </Field>
+        <Field label="Customer e-mail">
+          <input name="customer_email" value={draft.customer_email} onInput={set('customer_email')} />
+        </Field>
+        <Field label="Product">
+          <select name="product_id" value={draft.product_id} onChange={set('product_id')}>
+            <option value="">Any product</option>
+            {products.data?.products.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Status">
+          <select name="status" value={draft.status} onChange={set('status')}>
+            <option value="">Any status</option>
+            {LICENSE_STATUSES.map((status) => (
+              <option key={status} value={status}>
+                {status}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <button type="submit">Search</button>
+      </form>
+      <Async resource={list}>
+        {({ licenses, total }) =>
+          total === 0 ? (
+            <Empty>
+              No license matches.{' '}
+              {canWrite ? 'Create one above, or change the search.' : 'Change the search.'}
+            </Empty>
+          ) : (
+            <>
+              <div class="table-wrap">
+                <table>
+                  <caption class="visually-hidden">Licenses</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Serial</th>
+                      <th scope="col">Customer</th>
+                      <th scope="col">Product</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Valid until</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {licenses.map((license) => (
+                      <tr key={license.id}>
+                        <td>
+                          <a href={`#/licenses/${license.id}`} class="mono">
+                            {license.serial}
+                          </a>
+                        </td>
+                        <td>{license.customer_email ?? '—'}</td>
+                        <td>{license.product_name}</td>
+                        <td>
+                          <StatusBadge status={license.status} />
+                        </td>
+                        <td>{license.valid_until ? formatTime(license.valid_until) : 'never'}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Pager info={pageInfo(page, PER_PAGE, total)} onPage={setPage} label="Licenses" />
+            </>
+          )
+        }
+      </Async>
+    </>
+  );
+}
+
+export function StatusBadge({ status }: { status: LicenseStatus }) {
+  return <span class={`badge status-${status}`}>{status}</span>;
+}
+
+function CreateLicense({ products, onCreated }: { products: Product[]; onCreated: () => void }) {
+  const [form, setForm] = useState({
+    product_id: '',
+    customer_email: '',
+    license_type: 'subscription',
+    valid_days: '',
+    max_seats: '1',
+    features: '',
+  });
+  const { busy, error, run } = useAction();
+  const [created, setCreated] = useState<License>();
+  const set = (name: keyof typeof form) => (event: { currentTarget: { value: string } }) =>
+    setForm({ ...form, [name]: event.currentTarget.value });
+  return (
+    <details class="panel">
+      <summary>Create a license</summary>
+      {products.length === 0 ? (
+        <Empty>
+          A license needs a product: <a href="#/products">create one</a> first.
+        </Empty>
+      ) : (
+        <form
+          class="grid"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void run(async () => {
+              const license = await api.post<License>('/licenses', {
+                product_id: form.product_id || products[0]!.id,
+                customer_email: form.customer_email.trim() || undefined,
+                license_type: form.license_type,
+                valid_days: form.valid_days === '' ? undefined : Number(form.valid_days),
+                max_seats: Number(form.max_seats),
+                features: form.features.trim() ? wordList(form.features) : undefined,
+              });
+              setCreated(license);
+              onCreated();
+            });
+          }}
+        >
+          <Field label="Product">
+            <select name="product_id" value={form.product_id || products[0]!.id} onChange={set('product_id')}>
+              {products.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label="Customer e-mail">
+            <input
+              name="customer_email"
+              type="email"
+              value={form.customer_email}
+              onInput={set('customer_email')}
+            />
+          </Field>
+          <Field label="Type">
+            <select name="license_type" value={form.license_type} onChange={set('license_type')}>
+              {LICENSE_TYPES.map((type) => (
+                <option key={type} value={type}>
+                  {type}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label="Valid days" hint="Empty: the product's default; 0: no end">
+            <input
+              name="valid_days"
+              type="number"
+              min={0}
+              value={form.valid_days}
+              onInput={set('valid_days')}
+            />
+          </Field>
+          <Field label="Seats">
+            <input
+              name="max_seats"
+              type="number"
+              min={1}
+              required
+              value={form.max_seats}
+              onInput={set('max_seats')}
+            />
+          </Field>
+          <Field label="Features" hint="Comma-separated; empty: the product's defaults">
+            <input name="features" value={form.features} onInput={set('features')} />
+          </Field>
+          <div class="actions">
+            <button type="submit" class="primary" disabled={busy}>
+              Create license
+            </button>
+          </div>
+          {error && <ErrorNotice message={error} />}
+          {created && (
+            <p class="notice ok" role="status">
+              Created <a href={`#/licenses/${created.id}`}>{created.serial}</a>.
+            </p>
+          )}
+        </form>
+      )}
+    </details>
+  );
+}
+
+/** One license: its fields, status changes, file, activations, usage and audit trail. */
+export function LicenseDetail({ id }: { id: string }) {
+  const { canWrite } = useSession();
+  const license = useResource(() => api.get<License>(`/licenses/${id}`), [id]);
+  const activations = useResource(
+    () =>
+      api.get<{ activations: Activation[]; total: number }>(
+        `/activations${queryString({ license_id: id, per_page: 100 })}`,
+      ),
+    [id],
+  );
+  const usage = useResource(() => api.get<LicenseUsage>(`/licenses/${id}/usage?per_page=100`), [id]);
+  // The audit log is for admin keys only: a read key is not asked for it.
+  const audit = useResource(
+    () =>
+      canWrite
+        ? api.get<{ audit_events: AuditEvent[] }>(
+            `/audit-events${queryString({ resource_id: id, per_page: 50 })}`,
+          )
+        : Promise.resolve(undefined),
+    [id, canWrite],
+  );
+  const reloadAll = () => {
+    license.reload();
+    audit.reload();
+  };
+  const now = useMemo(() => new Date(), [usage.data]);
+
+  return (
+    <>
+      <p>
+        <a href="#/licenses">← Licenses</a>
+      </p>
+      <Async resource={license}>
+        {(l) => (
+          <>
+            <div class="page-head">
+              <h1 class="mono">{l.serial}</h1>
+              <StatusBadge status={l.status} />
+            </div>
+            <dl class="facts">
+              <dt>Product</dt>
+              <dd>{l.product_name}</dd>
+              <dt>Customer</dt>
+              <dd>{l.customer_email ?? '—'}</dd>
+              <dt>Type</dt>
+              <dd>{l.license_type}</dd>
+              <dt>Seats</dt>
+              <dd>{l.max_seats}</dd>
+              <dt>Features</dt>
+              <dd>{l.features.join(', ') || '—'}</dd>
+              <dt>Valid</dt>
+              <dd>
+                {formatTime(l.valid_from)} → {l.valid_until ? formatTime(l.valid_until) : 'no end'}
+              </dd>
+              {l.revoked_at && (
+                <>
+                  <dt>Revoked</dt>
+                  <dd>{formatTime(l.revoked_at)}</dd>
+                </>
+              )}
+            </dl>
+            <div class="actions">
+              <DownloadButton
+                label="Download .lic"
+                file={async () => ({
+                  blob: await api.blob(`/licenses/${l.id}/download`),
+                  name: `${l.serial}.lic`,
+                })}
+              />
+              {canWrite && l.status === 'active' && (
+                <ConfirmButton
+                  label="Suspend"
+                  question={`Suspend ${l.serial}? Its applications stop validating until it is reinstated.`}
+                  confirm="Suspend license"
+                  action={() => api.patch(`/licenses/${l.id}`, { status: 'suspended' }).then(reloadAll)}
+                />
+              )}
+              {canWrite && l.status === 'suspended' && (
+                <ConfirmButton
+                  label="Reinstate"
+                  question={`Reinstate ${l.serial}?`}
+                  confirm="Reinstate license"
+                  action={() => api.patch(`/licenses/${l.id}`, { status: 'active' }).then(reloadAll)}
+                />
+              )}
+              {canWrite && l.status !== 'revoked' && (
+                <ConfirmButton
+                  label="Revoke"
+                  danger
+                  question={`Revoke ${l.serial} for good? This cannot be undone.`}
+                  confirm="Revoke license"
+                  action={() => api.delete(`/licenses/${l.id}`).then(reloadAll)}
+                />
+              )}
+            </div>
+          </>
+        )}
+      </Async>
+
+      <section aria-labelledby="activations">
+        <h2 id="activations">Activations</h2>
+        <Async resource={activations}>
+          {({ activations: rows }) =>
+            rows.length === 0 ? (
+              <Empty>No machine has activated this license.</Empty>
+            ) : (
+              <div class="table-wrap">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Fingerprint</th>
+                      <th scope="col">Host</th>
+                      <th scope="col">Activated</th>
+                      <th scope="col">Last heartbeat</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {rows.map((a) => (
+                      <tr key={a.id}>
+                        <td class="mono">{a.fingerprint}</td>
+                        <td>{[a.hostname, a.platform].filter(Boolean).join(' · ') || '—'}</td>
+                        <td>{formatTime(a.created_at)}</td>
+                        <td>{formatTime(a.last_heartbeat_at)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )
+          }
+        </Async>
+      </section>
+
+      <section aria-labelledby="usage">
+        <h2 id="usage">Usage</h2>
+        <Async resource={usage}>
+          {(u) =>
+            u.syncs === 0 ? (
+              <Empty>This license has not synced in the last 30 days.</Empty>
+            ) : (
+              <>
+                <p>
+                  {u.syncs} syncs, last {formatTime(u.last_sync_at)}; peak {u.peak_seats_in_use ?? '—'} seats
+                  in use; versions {u.versions.join(', ') || '—'}.
+                </p>
+                <Chart
+                  title="Machines by day of their last sync (30 days)"
+                  data={machinesByLastSync(u.fingerprints, now)}
+                  series={['Machines']}
+                  summary={`${u.total} machines`}
+                  bars
+                />
+              </>
+            )
+          }
+        </Async>
+      </section>
+
+      {canWrite && (
+        <section aria-labelledby="audit">
+          <h2 id="audit">Audit trail</h2>
+          <Async resource={audit}>
+            {(answer) =>
+              !answer || answer.audit_events.length === 0 ? (
+                <Empty>No change recorded yet.</Empty>
+              ) : (
+                <ol class="audit">
+                  {answer.audit_events.map((event) => (
+                    <li key={event.id}>
+                      <strong>{event.action}</strong> {formatTime(event.occurred_at)} by {event.actor.name} (
+                      <span class="mono">{event.actor.prefix}</span>)
+                      {Object.keys(event.changes).length > 0 && (
+                        <span class="muted"> — {Object.keys(event.changes).join(', ')}</span>
+                      )}
+                    </li>
+                  ))}
+                </ol>
+              )
+            }
+          </Async>
+        </section>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,108 @@
+// The API's answers, as far as the console reads them (the OpenAPI document has them all).
+
+export type Scope = 'admin' | 'read' | 'client';
+export type LicenseStatus = 'active' | 'suspended' | 'revoked' | 'expired';
+export const LICENSE_STATUSES: LicenseStatus[] = ['active', 'suspended', 'revoked', 'expired'];
+export const LICENSE_TYPES = ['subscription', 'perpetual', 'trial', 'node_locked', 'floating'] as const;
+export const KEY_ALGORITHMS = ['ed25519', 'ecdsa-p256', 'rsa-3072'] as const;
+
+export interface CurrentKey {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  prefix: string;
+  org_id: string;
+  org_name: string;
+}
+
+export interface KeyPair {
+  id: string;
+  name: string;
+  algorithm: string;
+  public_key: string;
+  fingerprint: string;
+  created_at: string;
+}
+
+export interface Product {
+  id: string;
+  name: string;
+  code: string;
+  description: string;
+  default_features: string[];
+  default_valid_days: number;
+  key_pair_id: string | null;
+  created_at: string;
+}
+
+export interface License {
+  id: string;
+  product_id: string;
+  product_name: string;
+  serial: string;
+  license_type: string;
+  customer_id: string | null;
+  customer_email: string | null;
+  status: LicenseStatus;
+  valid_from: string;
+  valid_until: string | null;
+  features: string[];
+  max_seats: number;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface Activation {
+  id: string;
+  fingerprint: string;
+  hostname: string | null;
+  platform: string | null;
+  created_at: string;
+  last_heartbeat_at: string;
+}
+
+export interface LicenseUsage {
+  last_sync_at: string | null;
+  syncs: number;
+  peak_seats_in_use: number | null;
+  versions: string[];
+  fingerprints: { fingerprint: string; last_sync_at: string }[];
+  total: number;
+}
+
+export interface AuditEvent {
+  id: string;
+  occurred_at: string;
+  action: string;
+  actor: { prefix: string; name: string };
+  changes: Record<string, { from: unknown; to: unknown }>;
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  prefix: string;
+  created_at: string;
+}
+
+export interface Webhook {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: string;
+}
+
+export interface Delivery {
+  id: string;
+  event_type: string;
+  status: string;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}

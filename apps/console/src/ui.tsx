@@ -1,0 +1,276 @@
+import type { ComponentChildren } from 'preact';
+import { createContext } from 'preact';
+import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { saveFile } from './api';
+import type { ChartData, PageInfo } from './data';
+import type { CurrentKey } from './types';
+
+/** Who is signed in; `canWrite` is false for a key without `admin` (no write control is rendered). */
+export interface Session {
+  key: CurrentKey;
+  canWrite: boolean;
+}
+export const SessionContext = createContext<Session | null>(null);
+export const useSession = (): Session => useContext(SessionContext)!;
+
+export interface Resource<T> {
+  data?: T;
+  error?: string;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Loads on mount and whenever `deps` change; a late answer to an older request is dropped. */
+export function useResource<T>(load: () => Promise<T>, deps: unknown[]): Resource<T> {
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const [generation, setGeneration] = useState(0);
+  useEffect(() => {
+    let current = true;
+    setState((previous) => ({ data: previous.data, loading: true }));
+    load().then(
+      (data) => current && setState({ data, loading: false }),
+      (error: unknown) =>
+        current &&
+        setState({ error: error instanceof Error ? error.message : String(error), loading: false }),
+    );
+    return () => {
+      current = false;
+    };
+  }, [...deps, generation]);
+  const reload = useCallback(() => setGeneration((n) => n + 1), []);
+  return { ...state, reload };
+}
+
+/** Loading, the API's problem, or the content. */
+export function Async<T>({
+  resource,
+  children,
+}: {
+  resource: Resource<T>;
+  children: (data: T) => ComponentChildren;
+}) {
+  if (resource.error) return <ErrorNotice message={resource.error} />;
+  if (resource.data === undefined)
+    return (
+      <p class="muted" role="status">
+        Loading…
+      </p>
+    );
+  return <>{children(resource.data)}</>;
+}
+
+export function ErrorNotice({ message }: { message: string }) {
+  return (
+    <p class="notice error" role="alert">
+      {message}
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <p class="empty">{children}</p>;
+}
+
+/** A form's submit: runs `action`, shows its failure, and stays disabled while it runs. */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const run = useCallback(async (action: () => Promise<unknown>): Promise<boolean> => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action();
+      return true;
+    } catch (failure) {
+      setError(failure instanceof Error ? failure.message : String(failure));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, run, setError };
+}
+
+/**
+ * A button that asks first, in a modal dialog (focus moves into it, Escape cancels), then runs
+ * `action`; its failure is shown beside the button.
+ */
+export function ConfirmButton(props: {
+  label: string;
+  question: string;
+  confirm: string;
+  danger?: boolean;
+  action: () => Promise<unknown>;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const { busy, error, run } = useAction();
+  return (
+    <>
+      <button type="button" class={props.danger ? 'danger' : ''} onClick={() => dialog.current?.showModal()}>
+        {props.label}
+      </button>
+      <dialog ref={dialog} aria-labelledby={`${props.label}-question`}>
+        <p id={`${props.label}-question`}>{props.question}</p>
+        <div class="actions">
+          <button type="button" onClick={() => dialog.current?.close()}>
+            Cancel
+          </button>
+          <button
+            type="button"
+            class={props.danger ? 'danger' : 'primary'}
+            disabled={busy}
+            onClick={() => {
+              dialog.current?.close();
+              void run(props.action);
+            }}
+          >
+            {props.confirm}
+          </button>
+        </div>
+      </dialog>
+      {error && <ErrorNotice message={error} />}
+    </>
+  );
+}
+
+export function Pager({
+  info,
+  onPage,
+  label,
+}: {
+  info: PageInfo;
+  onPage: (page: number) => void;
+  label: string;
+}) {
+  return (
+    <nav class="pager" aria-label={`${label} pages`}>
+      <button type="button" disabled={!info.hasPrevious} onClick={() => onPage(info.page - 1)}>
+        Previous
+      </button>
+      <span aria-live="polite">
+        {info.first}–{info.last} · page {info.page} of {info.pages}
+      </span>
+      <button type="button" disabled={!info.hasNext} onClick={() => onPage(info.page + 1)}>
+        Next
+      </button>
+    </nav>
+  );
+}
+
+export function Field({
+  label,
+  hint,
+  children,
+}: {
+  label: string;
+  hint?: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <label class="field">
+      <span>{label}</span>
+      {children}
+      {hint && <small class="muted">{hint}</small>}
+    </label>
+  );
+}
+
+/**
+ * A uPlot chart sized to its container. `summary` says in words what the chart shows, for screen
+ * readers (the canvas itself says nothing).
+ */
+export function Chart(props: {
+  title: string;
+  data: ChartData;
+  series: string[];
+  summary: string;
+  bars?: boolean;
+}) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = box.current!;
+    const colors = ['#1f5fbf', '#b3541e'];
+    const plot = new uPlot(
+      {
+        width: Math.max(280, element.clientWidth),
+        height: 220,
+        series: [
+          {},
+          ...props.series.map((label, index) => ({
+            label,
+            stroke: colors[index % colors.length],
+            width: 2,
+            fill: index === 0 ? 'rgba(31,95,191,0.12)' : undefined,
+            ...(props.bars
+              ? { paths: uPlot.paths.bars!({ size: [0.7, 40] }), fill: colors[index % colors.length] }
+              : {}),
+          })),
+        ],
+        axes: [{}, { size: 50 }],
+        scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+      },
+      props.data,
+      element,
+    );
+    const resize = new ResizeObserver(() =>
+      plot.setSize({ width: Math.max(280, element.clientWidth), height: 220 }),
+    );
+    resize.observe(element);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [props.data, props.series, props.bars]);
+  return (
+    <figure class="chart">
+      <figcaption>{props.title}</figcaption>
+      <div ref={box} role="img" aria-label={`${props.title}: ${props.summary}`} />
+    </figure>
+  );
+}
+
+/** The current hash route, `#/licenses/<id>` → `['licenses', '<id>']` (its `?query` aside). */
+export function useRoute(): string[] {
+  const read = () => window.location.hash.replace(/^#\/?/, '').split('?')[0]!.split('/').filter(Boolean);
+  const [route, setRoute] = useState(read);
+  useEffect(() => {
+    const update = () => setRoute(read());
+    window.addEventListener('hashchange', update);
+    return () => window.removeEventListener('hashchange', update);
+  }, []);
+  return route;
+}
+
+/** The hash route's query: `#/licenses?status=active` → `status=active`. */
+export const routeQuery = (): URLSearchParams =>
+  new URLSearchParams(window.location.hash.split('?')[1] ?? '');
+
+/** A button that fetches a file with the key (a plain link could not send it) and saves it. */
+export function DownloadButton({
+  label,
+  file,
+}: {
+  label: string;
+  file: () => Promise<{ blob: Blob; name: string }>;
+}) {
+  const { busy, error, run } = useAction();
+  return (
+    <>
+      <button
+        type="button"
+        disabled={busy}
+        onClick={() =>
+          void run(async () => {
+            const { blob, name } = await file();
+            saveFile(blob, name);
+          })
+        }
+      >
+        {label}
+      </button>
+      {error && <ErrorNotice message={error} />}
+    </>
+  );
+}
