@@ -5,6 +5,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyReply, FastifyRequest } from 'fastify';
 import { createValidationPipe } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
+import { inRequestSpan, tracing } from '@licensing/shared/tracing';
 import { assertScopes } from '../identity/scopes';
 import { answerFailure } from './problem.filter';
 import { contextOf } from './request-context.interceptor';
@@ -108,7 +109,11 @@ export function registerDirectRoutes(app: NestFastifyApplication): void {
         assertScopes(request.auth, config.allowed_scopes);
         const args = await argumentsOf(request, target.params);
         const handler = handlerOf(target);
-        const result = await requestContext.run(contextOf(request), () => handler(...args));
+        const store = contextOf(request);
+        // Traced, the request's span is the active one for the bus requests the handler makes.
+        const result = await (tracing.enabled
+          ? inRequestSpan(request, () => requestContext.run(store, () => handler(...args)))
+          : requestContext.run(store, () => handler(...args)));
         return reply.send(result);
       } catch (error) {
         answerFailure(request, reply, error);
