@@ -43,8 +43,6 @@ export interface TracingOptions {
    * says: a test's InMemorySpanExporter behind a SimpleSpanProcessor.
    */
   spanProcessor?: SpanProcessor;
-  /** The environment the OTEL_* variables are read from; the process's by default. */
-  env?: NodeJS.ProcessEnv;
 }
 
 interface TracingState {
@@ -79,8 +77,7 @@ export function tracingConfigured(env: NodeJS.ProcessEnv): boolean {
  */
 export function startTracing(options: TracingOptions): boolean {
   if (state.enabled) return true;
-  const env = options.env ?? process.env;
-  if (!options.spanProcessor && !tracingConfigured(env)) return false;
+  if (!options.spanProcessor && !tracingConfigured(process.env)) return false;
   const resource = defaultResource()
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.service }))
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over the process's own name.
