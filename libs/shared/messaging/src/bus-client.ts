@@ -189,7 +189,7 @@ export class BusClient implements OnApplicationShutdown {
    * by `messageId`). Traced, it is a producer span of the active trace, whose context the message
    * carries to its consumers.
    */
-  async publishDurable(
+  publishDurable(
     subject: string,
     payload: string | Uint8Array,
     messageId: string,
