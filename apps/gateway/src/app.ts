@@ -9,6 +9,7 @@ import { DomainError } from '@licensing/shared/errors';
 import { NestPinoLogger, createLogger } from '@licensing/shared/logging';
 import { Readiness } from '@licensing/shared/messaging';
 import { measureHttpRequests, serveMetrics } from '@licensing/shared/metrics';
+import { traceHttpRequests } from '@licensing/shared/tracing';
 import { GATEWAY_SCHEMA, GatewayModule } from './app.module';
 import { GatewayConfig } from './config';
 import { serveConsole } from './http/console';
@@ -57,6 +58,8 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   app.get(Readiness).setDrainDelay(config.READINESS_DRAIN_MS);
 
   const fastify = app.getHttpAdapter().getInstance();
+  // First, so that a request's span covers authentication and rate limiting too.
+  traceHttpRequests(fastify);
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });

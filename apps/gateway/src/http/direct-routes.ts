@@ -5,6 +5,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyReply, FastifyRequest } from 'fastify';
 import { createValidationPipe } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
+import { inRequestSpan, tracing } from '@licensing/shared/tracing';
 import { assertScopes } from '../identity/scopes';
 import { ResponseKeysService } from '../signed-answers/response-keys.service';
 import { SIGNATURE_HEADER, nonceOf, signAnswer } from '../signed-answers/signed-answer';
@@ -119,7 +120,11 @@ export function registerDirectRoutes(app: NestFastifyApplication): void {
             : (responseKeys.cached(orgId) ?? (await responseKeys.signer(orgId)));
         const args = await argumentsOf(request, target.params);
         const handler = handlerOf(target);
-        const result = await requestContext.run(contextOf(request), () => handler(...args));
+        const store = contextOf(request);
+        // Traced, the request's span is the active one for the bus requests the handler makes.
+        const result = await (tracing.enabled
+          ? inRequestSpan(request, () => requestContext.run(store, () => handler(...args)))
+          : requestContext.run(store, () => handler(...args)));
         if (!signer) return reply.send(result);
         // Serialized here, as Fastify would serialize the object, so the signature covers the bytes sent.
         const body = JSON.stringify(result);

@@ -3,18 +3,21 @@ import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nes
 import { FastifyRequest } from 'fastify';
 import { Observable } from 'rxjs';
 import { RequestContext, requestContext } from '@licensing/shared/logging';
+import { inRequestSpan } from '@licensing/shared/tracing';
 
 /**
  * Runs the handler inside the request's context: its logs, and every bus message it sends, carry
  * the request id and the caller's organization; the changes it causes are audited under the
- * caller's API key and address (`request.ip`, which honours TRUST_PROXY).
+ * caller's API key and address (`request.ip`, which honours TRUST_PROXY). Traced, the request's
+ * span is the active one, so the bus requests it makes are its children.
  */
 @Injectable()
 export class RequestContextInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const store = contextOf(context.switchToHttp().getRequest<FastifyRequest>());
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const store = contextOf(request);
     return new Observable((subscriber) =>
-      requestContext.run(store, () => next.handle().subscribe(subscriber)),
+      inRequestSpan(request, () => requestContext.run(store, () => next.handle().subscribe(subscriber))),
     );
   }
 }

@@ -2,6 +2,7 @@ import { CreateLicensing1795375637788 } from './1795375637788-CreateLicensing';
 import { AddOutbox1795376756137 } from './1795376756137-AddOutbox';
 import { CreateActivations1795376901819 } from './1795376901819-CreateActivations';
 import { AddRevocationLists1795500000000 } from './1795500000000-AddRevocationLists';
+import { AddOutboxTraceContext1796000000000 } from './1796000000000-AddOutboxTraceContext';
 
 /** In order of application; the timestamp in each name is when it was generated. */
 export const LICENSE_MIGRATIONS = [
@@ -9,4 +10,5 @@ export const LICENSE_MIGRATIONS = [
   AddOutbox1795376756137,
   CreateActivations1795376901819,
   AddRevocationLists1795500000000,
+  AddOutboxTraceContext1796000000000,
 ];

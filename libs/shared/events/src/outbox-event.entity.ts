@@ -23,6 +23,13 @@ export class OutboxEventEntity {
   @Column('text')
   payload!: string;
 
+  /**
+   * The trace of the request that wrote the event (`{"traceparent": …}`), when tracing is on: the
+   * relay publishes the event in that trace, however much later.
+   */
+  @Column('text', { name: 'trace_context', nullable: true })
+  traceContext!: string | null;
+
   @Column({ ...TIMESTAMP, name: 'created_at' })
   createdAt!: Date;
 }

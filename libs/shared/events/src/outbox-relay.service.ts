@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { Streams } from '@licensing/contracts';
 import { BusClient, ensureStream } from '@licensing/shared/messaging';
 import { Metrics } from '@licensing/shared/metrics';
+import { inTraceOf, tracing } from '@licensing/shared/tracing';
 import { OutboxEventEntity } from './outbox-event.entity';
 import { outboxChannel } from './outbox-signal';
 
@@ -135,6 +136,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     }
   }
 
+  /** Traced, an event is published in the trace of the request that recorded it. */
+  private publish(row: OutboxEventEntity): Promise<void> {
+    const publish = () => this.bus.publishDurable(row.subject, row.payload, row.id);
+    return tracing.enabled && row.traceContext ? inTraceOf(JSON.parse(row.traceContext), publish) : publish();
+  }
+
   private publishBatch(): Promise<number> {
     return this.dataSource.transaction(async (manager) => {
       const rows = await manager
@@ -145,7 +152,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         .setLock('pessimistic_write')
         .setOnLocked('skip_locked')
         .getMany();
-      for (const row of rows) await this.bus.publishDurable(row.subject, row.payload, row.id);
+      for (const row of rows) await this.publish(row);
       if (rows.length > 0)
         await manager.delete(
           OutboxEventEntity,

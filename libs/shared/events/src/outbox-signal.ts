@@ -1,4 +1,5 @@
 import { EntityManager } from 'typeorm';
+import { activeTraceCarrier, tracing } from '@licensing/shared/tracing';
 import { OutboxEventEntity } from './outbox-event.entity';
 
 /** The PostgreSQL notification channel of a schema's outbox: its relay listens on it. */
@@ -10,7 +11,8 @@ export function outboxChannel(schema: string | undefined): string {
  * Writes one row to the writer's outbox and tells the outbox relays of the writer's schema that it
  * is waiting, in one statement (one round trip; an insert and a separate `pg_notify` took two).
  * Called inside the writing transaction: PostgreSQL delivers a notification at commit and only
- * then (never for a rollback), and several in one transaction as one.
+ * then (never for a rollback), and several in one transaction as one. Traced, the row keeps the
+ * active trace context, so the relay's publication joins the request's trace.
  */
 export async function writeOutbox(
   manager: EntityManager,
@@ -20,9 +22,14 @@ export async function writeOutbox(
   const table = manager.connection.getMetadata(OutboxEventEntity).tablePath;
   await manager.query(
     `WITH written AS (
-       INSERT INTO ${table} (id, subject, payload, created_at) VALUES ($1, $2, $3, now()) RETURNING 1
+       INSERT INTO ${table} (id, subject, payload, trace_context, created_at) VALUES ($1, $2, $3, $5, now()) RETURNING 1
      )
      SELECT pg_notify($4, '') FROM written`,
-    [row.id, row.subject, row.payload, outboxChannel(schema)],
+    [row.id, row.subject, row.payload, outboxChannel(schema), tracing.enabled ? traceContextColumn() : null],
   );
+}
+
+function traceContextColumn(): string | null {
+  const carrier = activeTraceCarrier();
+  return carrier ? JSON.stringify(carrier) : null;
 }

@@ -1,10 +1,12 @@
 import { LoggerService } from '@nestjs/common';
 import pino, { DestinationStream, Logger, LevelWithSilent } from 'pino';
+import { activeTraceIds, tracing } from '@licensing/shared/tracing';
 import { requestContext } from './request-context';
 
 /**
  * One JSON logger per process. Every line written while a request is being handled carries its
- * `request_id`, `org_id` and bus `subject`, read from the async context rather than passed around.
+ * `request_id`, `org_id` and bus `subject`, read from the async context rather than passed around,
+ * and, when the process traces, the `trace_id` and `span_id` of the active span.
  */
 export function createLogger(
   service: string,
@@ -20,7 +22,12 @@ export function createLogger(
       // The actor and client address are for audit entries; log lines keep to the request's ids.
       mixin: () => {
         const context = requestContext.current();
-        return { request_id: context?.request_id, org_id: context?.org_id, subject: context?.subject };
+        const fields = {
+          request_id: context?.request_id,
+          org_id: context?.org_id,
+          subject: context?.subject,
+        };
+        return tracing.enabled ? { ...fields, ...activeTraceIds() } : fields;
       },
     },
     destination,

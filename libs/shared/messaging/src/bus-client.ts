@@ -15,6 +15,8 @@ import { BroadcastDefinition, MessageDefinition } from '@licensing/contracts';
 import { DomainError, toDomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
 import { Metrics } from '@licensing/shared/metrics';
+import { SpanKind, tracing } from '@licensing/shared/tracing';
+import { inSpan, messagingAttributes, subjectFamily, traceHeaders } from './bus-tracing';
 import { BusEnvelope } from './envelope';
 import { ReplyInbox } from './reply-inbox';
 import { namespaced } from './subjects';
@@ -98,13 +100,33 @@ export class BusClient implements OnApplicationShutdown {
   async send<Request, Reply>(message: MessageDefinition<Request, Reply>, data: Request): Promise<Reply> {
     const started = performance.now();
     try {
-      const reply = await this.request(message, data);
+      const reply = await (tracing.enabled ? this.tracedRequest(message, data) : this.request(message, data));
       observeBusRequest(message.subject, 'ok', started);
       return reply;
     } catch (error) {
       observeBusRequest(message.subject, error instanceof DomainError ? error.code : 'error', started);
       throw error;
     }
+  }
+
+  /** The request in a client span, whose context its message carries to the handler. */
+  private tracedRequest<Request, Reply>(
+    message: MessageDefinition<Request, Reply>,
+    data: Request,
+  ): Promise<Reply> {
+    const current = requestContext.current();
+    return inSpan(
+      `send ${message.subject}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          ...messagingAttributes('send', message.subject),
+          ...(current ? { 'licensing.request_id': current.request_id } : {}),
+          ...(current?.org_id ? { 'licensing.org_id': current.org_id } : {}),
+        },
+      },
+      () => this.request(message, data),
+    );
   }
 
   private async request<Request, Reply>(
@@ -131,6 +153,7 @@ export class BusClient implements OnApplicationShutdown {
       const reply = await this.inbox!.request(
         target,
         codec.encode({ pattern: target, data: envelope, id: (this.packets++).toString(36) }),
+        tracing.enabled ? traceHeaders() : undefined,
       );
       packet = codec.decode(reply.data) as ReplyPacket<Reply>;
     } catch (error) {
@@ -161,12 +184,33 @@ export class BusClient implements OnApplicationShutdown {
     });
   }
 
-  /** Publishes to JetStream and resolves once the stream has stored it (at-least-once, de-duplicated by `messageId`). */
-  async publishDurable(
+  /**
+   * Publishes to JetStream and resolves once the stream has stored it (at-least-once, de-duplicated
+   * by `messageId`). Traced, it is a producer span of the active trace, whose context the message
+   * carries to its consumers.
+   */
+  publishDurable(
     subject: string,
     payload: string | Uint8Array,
     messageId: string,
     headers?: MsgHdrs,
+  ): Promise<void> {
+    if (!tracing.enabled) return this.publishToStream(subject, payload, messageId, headers);
+    return inSpan(
+      `publish ${subjectFamily(subject)}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: { ...messagingAttributes('send', subject), 'messaging.message.id': messageId },
+      },
+      () => this.publishToStream(subject, payload, messageId, traceHeaders(headers)),
+    );
+  }
+
+  private async publishToStream(
+    subject: string,
+    payload: string | Uint8Array,
+    messageId: string,
+    headers: MsgHdrs | undefined,
   ): Promise<void> {
     const data = typeof payload === 'string' ? new TextEncoder().encode(payload) : payload;
     this.jetstream ??= this.connection().jetstream();

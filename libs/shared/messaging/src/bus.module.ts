@@ -1,7 +1,16 @@
-import { DynamicModule, Global, Module } from '@nestjs/common';
+import { DynamicModule, Global, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { flushTracing } from '@licensing/shared/tracing';
 import { BusClient, BusClientOptions } from './bus-client';
 import { HealthController } from './health.controller';
 import { Readiness } from './readiness';
+
+/** Sends the spans still buffered before the process exits (nothing to send while tracing is off). */
+@Injectable()
+export class TraceFlush implements OnApplicationShutdown {
+  onApplicationShutdown(): Promise<void> {
+    return flushTracing();
+  }
+}
 
 /**
  * Provides the one BusClient of a process, connected before the app starts serving, and the
@@ -16,6 +25,7 @@ export class BusModule {
       controllers: [HealthController],
       providers: [
         Readiness,
+        TraceFlush,
         {
           provide: BusClient,
           useFactory: async () => {

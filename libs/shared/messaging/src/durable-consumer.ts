@@ -11,7 +11,9 @@ import {
 } from 'nats';
 import { Streams } from '@licensing/contracts';
 import { Metrics } from '@licensing/shared/metrics';
+import { ROOT_CONTEXT, SpanKind, linksTo, tracing } from '@licensing/shared/tracing';
 import { BusClient } from './bus-client';
+import { inSpan, messagingAttributes, traceContextOf } from './bus-tracing';
 import { deadLetter } from './dead-letter';
 import { StreamDefinition, ensureStream, streamName } from './jetstream';
 import { namespaced } from './subjects';
@@ -258,7 +260,7 @@ export class DurableConsumer<T> {
     if (batch.length > 0) {
       let outcomes: Outcome[];
       try {
-        outcomes = await this.spec.process(batch);
+        outcomes = await (tracing.enabled ? this.processTraced(batch) : this.spec.process(batch));
       } catch (error) {
         const retryInMs = this.spec.retryDelayMs ?? MAX_BACKOFF_MS;
         this.logger.warn({ msg: 'batch not processed; retrying', count: batch.length, err: String(error) });
@@ -273,6 +275,28 @@ export class DurableConsumer<T> {
       });
     }
     await Promise.all(settling);
+  }
+
+  /**
+   * A batch in a consumer span. A batch of one continues its message's trace (the request that
+   * published it); a larger one, which several traces fed, starts its own and links to each.
+   */
+  private processTraced(batch: Delivery<T>[]): Promise<Outcome[]> {
+    const contexts = batch.map(({ message }) => traceContextOf(message.headers));
+    return inSpan(
+      `process ${this.spec.stream.subjects.replace(/\.>$/, '')}`,
+      {
+        kind: SpanKind.CONSUMER,
+        parent: contexts.length === 1 ? contexts[0] : ROOT_CONTEXT,
+        links: contexts.length === 1 ? [] : linksTo(contexts),
+        attributes: {
+          ...messagingAttributes('process', this.spec.stream.name),
+          'messaging.consumer.group.name': this.spec.durable,
+          'messaging.batch.message_count': batch.length,
+        },
+      },
+      () => this.spec.process(batch),
+    );
   }
 
   /** Moves a message to the dead-letter stream; if even that fails (NATS away) it comes back later. */

@@ -1,6 +1,8 @@
 import { ServerNats } from '@nestjs/microservices';
 import { JSONCodec, Msg, Subscription } from 'nats';
-import { DirectHandler } from './direct-dispatch';
+import { SpanKind, failSpan, tracing } from '@licensing/shared/tracing';
+import { inSpan, messagingAttributes, traceContextOf } from './bus-tracing';
+import { DirectHandler, HandlerAnswer } from './direct-dispatch';
 import { BusEnvelope } from './envelope';
 import { namespaced } from './subjects';
 
@@ -14,12 +16,14 @@ type AddHandler = ServerNats['addHandler'];
  */
 export class NamespacedNatsServer extends ServerNats {
   private readonly direct = new Map<string, DirectHandler>();
+  private readonly queue?: string;
 
   constructor(
     private readonly namespace: string,
     options: ConstructorParameters<typeof ServerNats>[0],
   ) {
     super(options);
+    this.queue = options?.queue;
   }
 
   /** Serves these subjects with their direct handlers (direct-dispatch.ts) instead of Nest's RPC pipeline. */
@@ -30,17 +34,46 @@ export class NamespacedNatsServer extends ServerNats {
   /**
    * A request to a subject with a direct handler is answered by it, in Nest's reply format; anything
    * else (a message without a reply subject or packet id, one that is not JSON) takes Nest's path.
+   * Traced, either is a server span continuing the trace of the message's `traceparent` (on Nest's
+   * path it ends once the handler has been called, not when its answer has been sent).
    */
-  override async handleMessage(channel: string, message: Msg): Promise<void> {
+  override handleMessage(channel: string, message: Msg): Promise<unknown> {
+    return tracing.enabled ? this.handleTraced(channel, message) : this.dispatch(channel, message);
+  }
+
+  private async handleTraced(channel: string, message: Msg): Promise<void> {
+    const subject = this.namespace ? channel.slice(this.namespace.length + 1) : channel;
+    await inSpan(
+      `process ${subject}`,
+      {
+        kind: SpanKind.SERVER,
+        parent: traceContextOf(message.headers),
+        attributes: {
+          ...messagingAttributes('process', subject),
+          ...(this.queue ? { 'messaging.consumer.group.name': this.queue } : {}),
+        },
+      },
+      async (span) => {
+        const answer = await this.dispatch(channel, message);
+        if (answer && 'err' in answer) {
+          if (answer.err.status >= 500) failSpan(span, answer.err.code);
+          else span.setAttribute('error.type', answer.err.code);
+        }
+      },
+    );
+  }
+
+  /** Answers one message; what a direct handler answered, undefined on Nest's path. */
+  private async dispatch(channel: string, message: Msg): Promise<HandlerAnswer | undefined> {
     const handler = this.direct.get(channel);
-    if (!handler || !message.reply) return super.handleMessage(channel, message);
+    if (!handler || !message.reply) return this.nestHandles(channel, message);
     let packet: { id?: unknown; data?: Partial<BusEnvelope> };
     try {
       packet = codec.decode(message.data);
     } catch {
-      return super.handleMessage(channel, message);
+      return this.nestHandles(channel, message);
     }
-    if (packet?.id === undefined) return super.handleMessage(channel, message);
+    if (packet?.id === undefined) return this.nestHandles(channel, message);
     const answer = await handler(packet.data, message.subject);
     try {
       message.respond(JSON.stringify({ ...answer, isDisposed: true, id: packet.id }));
@@ -53,6 +86,12 @@ export class NamespacedNatsServer extends ServerNats {
         err: String(error),
       });
     }
+    return answer;
+  }
+
+  private async nestHandles(channel: string, message: Msg): Promise<undefined> {
+    await super.handleMessage(channel, message);
+    return undefined;
   }
 
   override addHandler(...[pattern, ...rest]: Parameters<AddHandler>): ReturnType<AddHandler> {

@@ -1,4 +1,4 @@
-import { ErrorCode, Msg, NatsConnection, NatsError, Subscription, createInbox } from 'nats';
+import { ErrorCode, Msg, MsgHdrs, NatsConnection, NatsError, Subscription, createInbox } from 'nats';
 
 interface Waiter {
   resolve(message: Msg): void;
@@ -38,13 +38,14 @@ export class ReplyInbox {
   /**
    * Publishes `payload` to `subject` and resolves with the reply. Rejects with nats.js's own
    * `NoResponders` when no subscriber exists (NATS says so at once) and `Timeout` after `timeoutMs`.
+   * `headers` (a trace's context) go with the request when given.
    */
-  request(subject: string, payload: Uint8Array): Promise<Msg> {
+  request(subject: string, payload: Uint8Array, headers?: MsgHdrs): Promise<Msg> {
     const token = (this.sequence++).toString(36);
     return new Promise<Msg>((resolve, reject) => {
       this.pending.set(token, { resolve, reject, deadline: Date.now() + this.timeoutMs });
       try {
-        this.connection.publish(subject, payload, { reply: this.prefix + token });
+        this.connection.publish(subject, payload, { reply: this.prefix + token, headers });
       } catch (error) {
         this.pending.delete(token);
         reject(error as Error);
