@@ -113,6 +113,35 @@ describe('events', () => {
     ).toBe(true);
   });
 
+  it("publishes each license's changes in the order they were made, while batches of other changes go out beside them", async () => {
+    const keyPair = (await org.api.post('/api/v1/key-pairs', { name: 'order' })).body;
+    const product = (
+      await org.api.post('/api/v1/products', {
+        name: 'order',
+        code: uniqueCode('order'),
+        key_pair_id: keyPair.id,
+      })
+    ).body;
+    const licenses = await Promise.all(
+      Array.from({ length: 6 }, () => createLicense(org.api, { product_id: product.id })),
+    );
+    // Six writers at once, each changing its own license ten times in a row: the outbox fills
+    // faster than one event at a time, so the relay publishes batches of several.
+    await Promise.all(
+      licenses.map(async (license) => {
+        for (let i = 0; i < 10; i += 1) {
+          const response = await org.api.patch(`/api/v1/licenses/${license.id}`, { customer_id: `c-${i}` });
+          expect(response.status).toBe(200);
+        }
+      }),
+    );
+    await settle();
+    for (const license of licenses) {
+      const updates = recorder.of('license.updated', (e) => e.data.id === license.id);
+      expect(updates.map((e) => e.data.customer_id)).toEqual(Array.from({ length: 10 }, (_, i) => `c-${i}`));
+    }
+  });
+
   it('publishes an event as soon as its change commits, not at the next poll of the outbox', async () => {
     // The relays look at an idle outbox only every 5 s: the commit itself must wake them.
     for (let i = 0; i < 3; i += 1) {
