@@ -24,3 +24,10 @@ export type {
   RevocationResult,
   SyncReport,
 } from './license-client';
+export { SseParser, subscribeLicenseEvents } from './license-events';
+export type {
+  LicenseEvent,
+  LicenseEventsOptions,
+  LicenseEventSubscription,
+  ServerSentEvent,
+} from './license-events';
