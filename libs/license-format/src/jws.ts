@@ -40,7 +40,15 @@ const BASE64URL_SEGMENT = /^[A-Za-z0-9_-]*$/;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-export function signJws(payload: object, key: { kid: string; privateKey: KeyObject }): string {
+/**
+ * Signs `payload` as a compact JWS. `typ` says what the token is (a license file unless told), so
+ * that a token of one kind is never accepted as another by a verifier that checks it.
+ */
+export function signJws(
+  payload: object,
+  key: { kid: string; privateKey: KeyObject },
+  typ: string = LICENSE_TYP,
+): string {
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
     throw new TypeError('a JWS payload here is a JSON object');
   }
@@ -48,7 +56,7 @@ export function signJws(payload: object, key: { kid: string; privateKey: KeyObje
     throw new InvalidKeyError('signing needs a private key');
   }
   const algorithm = keyAlgorithmOf(key.privateKey);
-  const header = { alg: jwsAlgorithmFor(algorithm), typ: LICENSE_TYP, kid: key.kid };
+  const header = { alg: jwsAlgorithmFor(algorithm), typ, kid: key.kid };
   const signingInput = `${encodeJson(header)}.${encodeJson(payload)}`;
   const signature = sign(
     digestFor(algorithm),

@@ -31,3 +31,13 @@ export type {
   LicenseEventSubscription,
   ServerSentEvent,
 } from './license-events';
+export { createActivationRelease, createActivationRequest, verifyActivationFile } from './offline-activation';
+export type {
+  ActivationErrorCode,
+  ActivationRequest,
+  ActivationRequestInput,
+  ActivationVerifyOptions,
+  ActivationVerifyResult,
+  MachineKey,
+  VerifiedActivation,
+} from './offline-activation';

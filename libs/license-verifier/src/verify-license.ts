@@ -184,7 +184,7 @@ function compactJwsOf(input: LicenseInput): string | undefined {
   return jws?.includes('.') ? jws : undefined;
 }
 
-function jsonObject(segment: string): Record<string, unknown> | undefined {
+export function jsonObject(segment: string): Record<string, unknown> | undefined {
   const bytes = fromBase64url(segment);
   const text = bytes && utf8(bytes);
   if (text === undefined) return undefined;
@@ -202,17 +202,29 @@ function jsonObject(segment: string): Record<string, unknown> | undefined {
  * The keys that may have signed the license. A key that says which key pair it is (a JWK's
  * `kid`) is used only for the license naming it; keys without a kid (PEMs) are all tried.
  */
-function keysFor(keys: LicensePublicKey[], kid: unknown): LicensePublicKey[] {
+export function keysFor(keys: LicensePublicKey[], kid: unknown): LicensePublicKey[] {
   const named = keys.find((key) => key.kid !== undefined && key.kid === kid);
   return named ? [named] : keys.filter((key) => key.kid === undefined);
 }
 
-async function someVerifies(decoded: Decoded, keys: LicensePublicKey[]): Promise<boolean> {
+/** The signed parts of a compact JWS. */
+export type SignedParts = Pick<Decoded, 'header' | 'signingInput' | 'signature'>;
+
+/**
+ * Whether one of `keys` signed a JWS of this package's other kinds (activation files): the same
+ * key choice by `kid` and the same algorithm pinning as a license's.
+ */
+export async function signedByOneOf(parts: SignedParts, keys: LicensePublicKey[]): Promise<boolean> {
+  const candidates = keysFor(keys, parts.header['kid']);
+  return candidates.length > 0 && someVerifies(parts, candidates);
+}
+
+async function someVerifies(decoded: SignedParts, keys: LicensePublicKey[]): Promise<boolean> {
   for (const key of keys) if (await signatureVerifies(decoded, key)) return true;
   return false;
 }
 
-async function signatureVerifies(decoded: Decoded, key: LicensePublicKey): Promise<boolean> {
+async function signatureVerifies(decoded: SignedParts, key: LicensePublicKey): Promise<boolean> {
   const { header, signature } = decoded;
   // No JWS extension is implemented, so a critical one invalidates the file (RFC 7515 §4.1.11).
   if ('crit' in header) return false;
@@ -251,7 +263,7 @@ function summary(header: Record<string, unknown>, claims: LicenseClaims, expired
   };
 }
 
-function timeOf(now: Date | number | undefined): number {
+export function timeOf(now: Date | number | undefined): number {
   const ms = now === undefined ? Date.now() : typeof now === 'number' ? now : now.getTime();
   if (!Number.isFinite(ms)) throw new TypeError('options.now is not a valid time');
   return ms;

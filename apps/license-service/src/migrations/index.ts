@@ -1,6 +1,9 @@
 import { CreateLicensing1795375637788 } from './1795375637788-CreateLicensing';
 import { AddOutbox1795376756137 } from './1795376756137-AddOutbox';
 import { CreateActivations1795376901819 } from './1795376901819-CreateActivations';
+import { AddOfflineActivations1795400000000 } from './1795400000000-AddOfflineActivations';
 
 /** In order of application; the timestamp in each name is when it was generated. */
-export const LICENSE_MIGRATIONS = [CreateLicensing1795375637788, AddOutbox1795376756137, CreateActivations1795376901819];
+export const LICENSE_MIGRATIONS = [CreateLicensing1795375637788, AddOutbox1795376756137, CreateActivations1795376901819,
+  AddOfflineActivations1795400000000,
+];
