@@ -1,4 +1,4 @@
-import { Server, get } from 'node:http';
+import { get } from 'node:http';
 import { INestApplication } from '@nestjs/common';
 import {
   SseParser,
@@ -53,22 +53,6 @@ function openStream(
   });
 }
 
-/**
- * Closes a gateway once the tests are done with it. After a response body is aborted (the SDK's
- * close(), a cut stream), fetch's pool opens a spare connection that never sends a request, and
- * Node's server.close() waits for such a connection for ever: it is not idle to Node. They are
- * destroyed while the gateway closes.
- */
-async function closeGateway(app: INestApplication): Promise<void> {
-  const server = app.getHttpServer() as Server;
-  const sweep = setInterval(() => server.closeAllConnections(), 100);
-  try {
-    await app.close();
-  } finally {
-    clearInterval(sweep);
-  }
-}
-
 const named = (stream: Stream, event: string) => stream.events.filter((e) => e.event === event);
 const ready = (stream: Stream) => waitFor(() => named(stream, 'ready')[0], { what: 'the ready event' });
 const dataOf = (event: ServerSentEvent) => JSON.parse(event.data) as Record<string, unknown>;
@@ -118,7 +102,7 @@ describe('push revocation (GET /licenses/events)', () => {
   });
   afterAll(async () => {
     for (const stream of opened) stream.close();
-    await closeGateway(second);
+    await second.close();
     await stack.close();
   });
 
