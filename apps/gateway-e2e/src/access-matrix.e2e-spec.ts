@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
+import { createActivationRelease, createActivationRequest } from '@licensing/license-verifier';
 import { ApiClient, ApiResponse, waitFor, TEST_REDIS_URL } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair, uniqueCode } from './support/fixtures';
@@ -55,11 +56,14 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'POST /licenses/check-revocation': ['admin', 'read', 'client'],
   'POST /licenses/sync': ['admin', 'client'],
   'POST /licenses/validate': ['admin', 'client'],
+  'GET /licenses/events': ['admin', 'read', 'client'],
 
   'GET /activations': ['admin', 'read'],
   'POST /activations': ['admin', 'client'],
   'POST /activations/{id}/heartbeat': ['admin', 'client'],
   'DELETE /activations/{id}': ['admin', 'client'],
+  'POST /activations/offline': ['admin', 'client'],
+  'POST /activations/offline/release': ['admin', 'client'],
 
   'GET /analytics/usage': ['admin', 'read'],
   'GET /analytics/features': ['admin', 'read'],
@@ -104,6 +108,10 @@ interface Resources {
   apiKey(): Promise<any>;
   activation(): Promise<any>;
   webhook(): Promise<any>;
+  /** Org A's admin, for the setup a request needs. */
+  admin(): ApiClient;
+  /** New resources may be made: false for calls that must change nothing. */
+  fresh: boolean;
 }
 
 /** Org A's long-lived resources, the ones the matrices read, attack and compare. */
@@ -164,6 +172,7 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
     body: { license_serial: (await r.license()).serial, app_version: '9.9.9' },
   }),
   'POST /licenses/validate': async (w) => ({ path: '/licenses/validate', body: { key: w.license.serial } }),
+  'GET /licenses/events': async (w) => ({ path: `/licenses/events?serials=${w.license.serial}` }),
 
   'GET /activations': async (w) => ({ path: `/activations?license_id=${w.license.id}` }),
   'POST /activations': async (_w, r) => ({
@@ -172,6 +181,14 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   }),
   'POST /activations/{id}/heartbeat': async (w) => ({ path: `/activations/${w.activation.id}/heartbeat` }),
   'DELETE /activations/{id}': async (_w, r) => ({ path: `/activations/${(await r.activation()).id}` }),
+  'POST /activations/offline': async (_w, r) => ({
+    path: '/activations/offline',
+    body: { request: (await offlineRequest((await r.license()).serial)).request },
+  }),
+  'POST /activations/offline/release': async (_w, r) => ({
+    path: '/activations/offline/release',
+    body: { release: await offlineRelease(r) },
+  }),
 
   'GET /analytics/usage': async (w) => ({ path: `/analytics/usage?${w.range}` }),
   'GET /analytics/features': async (w) => ({ path: `/analytics/features?${w.range}` }),
@@ -341,6 +358,9 @@ const TENANCY: Record<RouteKey, Tenancy> = {
       expect(response.body).toMatchObject({ status: 'not_found' });
     },
   },
+  'GET /licenses/events': {
+    none: "follows serials of the caller's organization only; push-revocation.e2e-spec.ts proves B never hears of A's",
+  },
   'POST /licenses/validate': {
     call: (w) => ({ method: 'POST', path: '/licenses/validate', body: { key: w.license.serial } }),
     expect: (response) => {
@@ -369,6 +389,12 @@ const TENANCY: Record<RouteKey, Tenancy> = {
   'POST /activations/{id}/heartbeat': {
     call: (w) => ({ method: 'POST', path: `/activations/${w.activation.id}/heartbeat` }),
     expect: notFound,
+  },
+  'POST /activations/offline': {
+    none: "the request file names a serial, looked up in the caller's organization as POST /activations does (its case)",
+  },
+  'POST /activations/offline/release': {
+    none: "a release names an activation id, looked up in the caller's organization; proven in offline-activation.e2e-spec.ts",
   },
   'DELETE /activations/{id}': {
     call: (w) => ({ method: 'DELETE', path: `/activations/${w.activation.id}` }),
@@ -464,6 +490,23 @@ const TENANCY: Record<RouteKey, Tenancy> = {
   },
 };
 
+/** An air-gapped machine's activation request for `serial`, made as the SDK makes it. */
+const offlineRequest = (serial: string) =>
+  createActivationRequest({ licenseKey: serial, fingerprint: `fp-${randomUUID()}` });
+
+/**
+ * The release of a fresh offline activation of org A, signed by its machine key; for a call that
+ * must change nothing (a refused scope), a release of nothing.
+ */
+async function offlineRelease(r: Resources): Promise<string> {
+  if (!r.fresh) return 'eyJhbGciOiJFZERTQSJ9.e30.c2ln';
+  const { serial } = await r.license();
+  const request = await offlineRequest(serial);
+  const activated = await r.admin().post('/api/v1/activations/offline', { request: request.request });
+  expect(activated.status).toBe(201);
+  return createActivationRelease(activated.body.activation_file, request.machineKey);
+}
+
 /** Where the matrices' webhooks point: a host that does not resolve here, so nothing is ever sent. */
 const WEBHOOK_URL = 'https://hooks.example.test/matrix';
 
@@ -499,6 +542,8 @@ describe('access matrices over every route the gateway serves', () => {
       expect(created.status).toBe(201);
       return created.body;
     },
+    admin: () => orgA.api,
+    fresh: true,
   };
   /** Org A's long-lived resources, for calls whose effect must be nil (a refused scope). */
   const existing: Resources = {
@@ -508,6 +553,8 @@ describe('access matrices over every route the gateway serves', () => {
     apiKey: async () => world.apiKey,
     activation: async () => world.activation,
     webhook: async () => world.webhook,
+    admin: () => orgA.api,
+    fresh: false,
   };
 
   /** Everything org A can see of itself, read with its admin key (per_page 100 holds it all). */

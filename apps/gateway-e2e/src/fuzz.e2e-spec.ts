@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ApiClient } from '@licensing/shared/testing';
+import { ApiClient, bodyText } from '@licensing/shared/testing';
 import {
   GeneratedRequest,
   Operation,
@@ -97,7 +97,7 @@ describe('generated hostile requests, for every operation of the OpenAPI documen
     return {
       status: response.status,
       contentType: response.headers.get('content-type') ?? '',
-      body: await response.text(),
+      body: await bodyText(response),
     };
   }
 

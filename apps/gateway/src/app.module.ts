@@ -18,6 +18,8 @@ import { KeyPairsController } from './key-pairs/key-pairs.controller';
 import { LicensesController } from './licenses/licenses.controller';
 import { GATEWAY_MIGRATIONS } from './migrations';
 import { ProductsController } from './products/products.controller';
+import { LicenseEventHub } from './push/license-event-hub';
+import { LicenseEventsController } from './push/license-events.controller';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { RevocationController } from './revocation/revocation.controller';
 import { RevocationListsController } from './revocation/revocation-lists.controller';
@@ -66,6 +68,7 @@ export class GatewayModule {
         KeyPairsController,
         RevocationController,
         RevocationListsController,
+        LicenseEventsController,
         ActivationsController,
         AnalyticsController,
         LicenseUsageController,
@@ -74,6 +77,7 @@ export class GatewayModule {
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
+        LicenseEventHub,
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: ProblemFilter },
         { provide: APP_INTERCEPTOR, useClass: RequestContextInterceptor },

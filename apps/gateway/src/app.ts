@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -74,12 +75,31 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   serveOpenApi(app);
   registerIndexRoute(fastify);
   await serveConsole(fastify);
+  closeUnusedConnectionsOnClose(fastify);
 
   await migrate(app.get(DataSource), GATEWAY_SCHEMA);
   await app.init();
   if (config.BOOTSTRAP_DEFAULT_ORG) await bootstrapDefaultOrganization(app.get(OrganizationsService));
   await app.listen(config.PORT, config.HOST);
   return app;
+}
+
+/**
+ * Node's server.close() waits for every connection that is not idle, and one that never sent a
+ * request is not idle to Node: an HTTP client's spare connection (fetch opens one after a streamed
+ * body is cut off) or a half-open socket would hold the shutdown until the headers timeout. Those
+ * are closed with the idle ones; a connection with a request in flight is left to finish.
+ */
+function closeUnusedConnectionsOnClose(fastify: FastifyInstance): void {
+  const unused = new Set<Socket>();
+  fastify.server.on('connection', (socket: Socket) => {
+    unused.add(socket);
+    socket.once('close', () => unused.delete(socket));
+  });
+  fastify.server.on('request', (request: IncomingMessage) => unused.delete(request.socket));
+  fastify.addHook('preClose', async () => {
+    for (const socket of unused) socket.destroy();
+  });
 }
 
 /** First boot in development: an organization to play with, and its admin key, printed once. */

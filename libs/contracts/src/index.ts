@@ -10,6 +10,7 @@ export * from './catalog/catalog.dto';
 export * from './licenses/license-status';
 export * from './events/events';
 export * from './revocation/revocation.dto';
+export * from './revocation/license-events.dto';
 export * from './revocation/serial-status.dto';
 export * from './revocation/serial-status-put.dto';
 export * from './revocation/revocation-list.dto';

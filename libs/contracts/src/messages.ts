@@ -4,6 +4,9 @@ import {
   ActivationView,
   CreateActivationDto,
   ListActivationsQueryDto,
+  OfflineActivationDto,
+  OfflineActivationReply,
+  OfflineReleaseDto,
   ValidateLicenseDto,
   ValidationResultView,
 } from './activations/activation.dto';
@@ -149,6 +152,15 @@ export const Messages = {
     ),
     delete: defineMessage<IdDto, MessageView>('activation.delete.v1', MessageView),
     heartbeat: defineMessage<IdDto, ActivationView>('activation.heartbeat.v1', ActivationView),
+    /** An air-gapped machine's request file in, the signed activation file out: a seat like any other. */
+    offlineCreate: defineMessage<OfflineActivationDto, OfflineActivationReply>(
+      'activation.offline.create.v1',
+    ),
+    /** A release file signed by the machine's key: frees the seat; idempotent. */
+    offlineRelease: defineMessage<OfflineReleaseDto, MessageView>(
+      'activation.offline.release.v1',
+      MessageView,
+    ),
   },
   revocation: {
     check: defineMessage<CheckRevocationDto, CheckRevocationView>('revocation.check.v1', CheckRevocationView),

@@ -41,9 +41,9 @@ const BASE64URL_SEGMENT = /^[A-Za-z0-9_-]*$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
- * Signs `payload` into a compact JWS. `typ` is `license+jwt` for license files; other documents the
- * product's key signs (revocation lists) name their own type, so that no verifier can take one for
- * the other.
+ * Signs `payload` into a compact JWS. `typ` says what the token is (`license+jwt`, a license file,
+ * unless told): other documents the product's key signs (revocation lists, activation files) name
+ * their own type, so that no verifier that checks it takes one for another.
  */
 export function signJws(
   payload: object,

@@ -41,3 +41,20 @@ export type {
   RevocationResult,
   SyncReport,
 } from './license-client';
+export { SseParser, subscribeLicenseEvents } from './license-events';
+export type {
+  LicenseEvent,
+  LicenseEventsOptions,
+  LicenseEventSubscription,
+  ServerSentEvent,
+} from './license-events';
+export { createActivationRelease, createActivationRequest, verifyActivationFile } from './offline-activation';
+export type {
+  ActivationErrorCode,
+  ActivationRequest,
+  ActivationRequestInput,
+  ActivationVerifyOptions,
+  ActivationVerifyResult,
+  MachineKey,
+  VerifiedActivation,
+} from './offline-activation';

@@ -188,7 +188,7 @@ function summary(header: Record<string, unknown>, claims: LicenseClaims, expired
   };
 }
 
-function timeOf(now: Date | number | undefined): number {
+export function timeOf(now: Date | number | undefined): number {
   const ms = now === undefined ? Date.now() : typeof now === 'number' ? now : now.getTime();
   if (!Number.isFinite(ms)) throw new TypeError('options.now is not a valid time');
   return ms;

@@ -18,12 +18,26 @@ export interface Subtle {
     extractable: boolean,
     keyUsages: string[],
   ): Promise<WebCryptoKey>;
+  generateKey(
+    algorithm: { name: 'Ed25519' },
+    extractable: boolean,
+    keyUsages: string[],
+  ): Promise<{ publicKey: WebCryptoKey; privateKey: WebCryptoKey }>;
+  exportKey(format: 'jwk', key: WebCryptoKey): Promise<object>;
+  sign(algorithm: { name: 'Ed25519' }, key: WebCryptoKey, data: Uint8Array): Promise<ArrayBuffer>;
   verify(
     algorithm: VerifyAlgorithm,
     key: WebCryptoKey,
     signature: Uint8Array,
     data: Uint8Array,
   ): Promise<boolean>;
+}
+
+/** Random bytes from the runtime's CSPRNG. */
+export function randomBytes(length: number): Uint8Array {
+  const crypto = (globalThis as { crypto?: { getRandomValues?: (array: Uint8Array) => Uint8Array } }).crypto;
+  if (!crypto?.getRandomValues) throw new Error('crypto.getRandomValues is not available in this runtime');
+  return crypto.getRandomValues(new Uint8Array(length));
 }
 
 export function subtle(): Subtle {

@@ -377,6 +377,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/licenses/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow serials (Server-Sent Events)
+         * @description A `text/event-stream` that pushes, within about a second, every `license.revoked`, `license.suspended`, `license.reinstated` and `license.expired` of the listed serials of the caller's organization (1 to 100, comma-separated). A serial of another organization, or of none, is accepted and never produces an event. Each event's `id` is its position in the event stream; reconnecting with `Last-Event-ID` delivers what was missed (up to 5000 of the organization's license events; beyond that, or older than the stream keeps, a `reset` event says to re-check with check-revocation). The first event, `ready`, carries the current position as its id. A comment line is sent every 20 s; the server ends a stream after about an hour and on shutdown, and the client reconnects with its `Last-Event-ID`.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read` or `client`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["streamLicenseEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/activations": {
         parameters: {
             query?: never;
@@ -403,6 +427,54 @@ export interface paths {
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 seat_limit_reached`, `409 conflict`, `413 payload_too_large`, `422 license_not_active`, `422 fingerprint_mismatch`, `429 rate_limited`, `503 unavailable`.
          */
         post: operations["createActivation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/activations/offline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Activate an air-gapped machine (take a seat)
+         * @description Takes the activation request file an air-gapped machine wrote (`createActivationRequest()` of the SDK: the license, the machine's fingerprint and components, a nonce and the machine's own Ed25519 public key, signed with that key) and answers a signed activation file (compact JWS, `typ` `activation+jwt`, signed with the product's key) that binds the license to that fingerprint until `expires_at` (`valid_days`, 90 by default, never past the license). The seat counts like an online activation, under the same limit and lock, and lapses at `expires_at`. `201` for a new seat; `200` when the machine already holds it under the same key (the seat is renewed). Publishes `activation.created`.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `client`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 seat_limit_reached`, `409 conflict`, `413 payload_too_large`, `422 license_not_active`, `422 fingerprint_mismatch`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["createOfflineActivation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/activations/offline/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release an air-gapped machine's seat
+         * @description Takes the release file the machine wrote (`createActivationRelease()` of the SDK: the activation's id, signed with the machine's key from its request) and frees the seat. A release of an activation that holds no seat any more (released already, lapsed) changes nothing and answers `200`. Publishes `activation.deleted`.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `client`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `409 conflict`, `413 payload_too_large`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["releaseOfflineActivation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1315,6 +1387,26 @@ export interface components {
             components?: {
                 [key: string]: string;
             };
+        };
+        OfflineActivationDto: {
+            /** @description The activation request file the SDK created on the machine: a compact JWS signed with the machine's own Ed25519 key (`typ` `activation-request+jwt`) */
+            request: string;
+            /**
+             * @description How long the activation file is valid (never past the license's valid_until)
+             * @default 90
+             */
+            valid_days?: number;
+        };
+        OfflineActivationView: {
+            activation: components["schemas"]["ActivationView"];
+            /** @description The signed activation file to carry to the machine: a compact JWS signed with the product's key (`typ` `activation+jwt`) */
+            activation_file: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        OfflineReleaseDto: {
+            /** @description The release file the SDK created on the machine: a compact JWS signed with the machine's key from its activation request (`typ` `activation-release+jwt`) */
+            release: string;
         };
         ActivationListView: {
             activations: components["schemas"]["ActivationView"][];
@@ -3559,6 +3651,74 @@ export interface operations {
             };
         };
     };
+    streamLicenseEvents: {
+        parameters: {
+            query: {
+                /** @description Comma-separated serials to follow, 1 to 100 */
+                serials: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events `ready`, `reset` (data `{reason}`) and the license events (data: `{type, serial, status, occurred_at, revoked_at, valid_until}`), each with an `id` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
     listActivations: {
         parameters: {
             query?: {
@@ -3750,6 +3910,248 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    createOfflineActivation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, a new one per operation. A repeat in the caller's organization within 24 h (by default) with the same JSON body answers the first response again, same status and body, with `Idempotent-Replayed: true`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "request": "eyJhbGciOiJFZERTQSIsInR5cCI6ImFjdGl2YXRpb24tcmVxdWVzdCtqd3QifQ.eyJ2IjoxfQ.c2ln",
+                 *       "valid_days": 90
+                 *     }
+                 */
+                "application/json": components["schemas"]["OfflineActivationDto"];
+            };
+        };
+        responses: {
+            /** @description This machine already held the seat under the same key: renewed, with a new file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfflineActivationView"];
+                };
+            };
+            /** @description A new seat, and its activation file */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfflineActivationView"];
+                };
+            };
+            /** @description `validation_failed`: the request file is malformed, or not signed by the key it carries */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the license does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /**
+             * @description `seat_limit_reached`: every seat of the license is taken
+             *
+             *     `conflict`: the fingerprint holds a seat online or under another machine key
+             *
+             *     `conflict`: the `Idempotency-Key` was used with another body or on another route, or its first request is still in progress
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /**
+             * @description `license_not_active`: the license is revoked, suspended or expired
+             *
+             *     `fingerprint_mismatch`: the license is bound to another machine's fingerprint
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    releaseOfflineActivation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "release": "eyJhbGciOiJFZERTQSIsInR5cCI6ImFjdGl2YXRpb24tcmVsZWFzZStqd3QifQ.eyJ2IjoxfQ.c2ln"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OfflineReleaseDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageView"];
+                };
+            };
+            /** @description `validation_failed`: the release file is malformed, or not signed by the activation's machine key */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `conflict`: the activation is an online one */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };

@@ -8,6 +8,9 @@ import {
   ListActivationsQueryDto,
   MessageView,
   Messages,
+  OfflineActivationDto,
+  OfflineActivationView,
+  OfflineReleaseDto,
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
@@ -62,6 +65,70 @@ export class ActivationsController {
     const { activation, created } = await this.bus.send(Messages.activation.create, dto);
     void reply.status(created ? 201 : 200);
     return activation;
+  }
+
+  @Post('offline')
+  @Operation({
+    id: 'createOfflineActivation',
+    summary: 'Activate an air-gapped machine (take a seat)',
+    description:
+      'Takes the activation request file an air-gapped machine wrote (`createActivationRequest()` of ' +
+      "the SDK: the license, the machine's fingerprint and components, a nonce and the machine's own " +
+      'Ed25519 public key, signed with that key) and answers a signed activation file (compact JWS, ' +
+      "`typ` `activation+jwt`, signed with the product's key) that binds the license to that " +
+      'fingerprint until `expires_at` (`valid_days`, 90 by default, never past the license). The seat ' +
+      'counts like an online activation, under the same limit and lock, and lapses at `expires_at`. ' +
+      '`201` for a new seat; `200` when the machine already holds it under the same key (the seat is ' +
+      'renewed). Publishes `activation.created`.',
+    example: {
+      request: 'eyJhbGciOiJFZERTQSIsInR5cCI6ImFjdGl2YXRpb24tcmVxdWVzdCtqd3QifQ.eyJ2IjoxfQ.c2ln',
+      valid_days: 90,
+    },
+  })
+  @Idempotent()
+  @AllowScopes('client')
+  @ApiCreatedResponse({ type: OfflineActivationView, description: 'A new seat, and its activation file' })
+  @ApiOkResponse({
+    type: OfflineActivationView,
+    description: 'This machine already held the seat under the same key: renewed, with a new file',
+  })
+  @ApiProblems(
+    ['validation_failed', 'the request file is malformed, or not signed by the key it carries'],
+    ['not_found', 'the license does not exist in the organization'],
+    ['seat_limit_reached', 'every seat of the license is taken'],
+    ['license_not_active', 'the license is revoked, suspended or expired'],
+    ['fingerprint_mismatch', "the license is bound to another machine's fingerprint"],
+    ['conflict', 'the fingerprint holds a seat online or under another machine key'],
+  )
+  async createOffline(
+    @Body() dto: OfflineActivationDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<OfflineActivationView> {
+    const { created, ...answer } = await this.bus.send(Messages.activation.offlineCreate, dto);
+    void reply.status(created ? 201 : 200);
+    return answer;
+  }
+
+  @Post('offline/release')
+  @Operation({
+    id: 'releaseOfflineActivation',
+    summary: "Release an air-gapped machine's seat",
+    description:
+      "Takes the release file the machine wrote (`createActivationRelease()` of the SDK: the activation's " +
+      "id, signed with the machine's key from its request) and frees the seat. A release of an " +
+      'activation that holds no seat any more (released already, lapsed) changes nothing and answers ' +
+      '`200`. Publishes `activation.deleted`.',
+    example: { release: 'eyJhbGciOiJFZERTQSIsInR5cCI6ImFjdGl2YXRpb24tcmVsZWFzZStqd3QifQ.eyJ2IjoxfQ.c2ln' },
+  })
+  @HttpCode(200)
+  @AllowScopes('client')
+  @Answers(Messages.activation.offlineRelease)
+  @ApiProblems(
+    ['validation_failed', "the release file is malformed, or not signed by the activation's machine key"],
+    ['conflict', 'the activation is an online one'],
+  )
+  releaseOffline(@Body() dto: OfflineReleaseDto): Promise<MessageView> {
+    return this.bus.send(Messages.activation.offlineRelease, dto);
   }
 
   @Get()

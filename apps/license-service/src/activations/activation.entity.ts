@@ -44,4 +44,11 @@ export class ActivationEntity {
 
   @Column({ ...TIMESTAMP, name: 'expires_at', nullable: true })
   expiresAt!: Date | null;
+
+  /**
+   * An offline activation's machine key (the `x` of its Ed25519 JWK, from the activation request):
+   * the key its release must be signed with. Null for an online activation.
+   */
+  @Column('varchar', { name: 'machine_key', length: 64, nullable: true })
+  machineKey!: string | null;
 }

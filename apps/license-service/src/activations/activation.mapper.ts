@@ -23,3 +23,12 @@ export function isLapsed(activation: Pick<ActivationEntity, 'expiresAt'>, now: D
 export function heartbeatDeadline(intervalSeconds: number | null, now: Date): Date | null {
   return intervalSeconds === null ? null : new Date(now.getTime() + intervalSeconds * 1000);
 }
+
+/**
+ * An offline activation lasts `days`, and never past the end of its license; in whole seconds, as
+ * its file's `exp` says it.
+ */
+export function offlineDeadline(days: number, licenseValidUntil: Date | null, now: Date): Date {
+  const deadline = Math.min(now.getTime() + days * 86_400_000, licenseValidUntil?.getTime() ?? Infinity);
+  return new Date(Math.floor(deadline / 1000) * 1000);
+}

@@ -7,18 +7,23 @@ import {
   ListActivationsQueryDto,
   MessageView,
   Messages,
+  OfflineActivationDto,
+  OfflineActivationReply,
+  OfflineReleaseDto,
   ValidateLicenseDto,
   ValidationResultView,
 } from '@licensing/contracts';
 import { BusController, BusData, BusOrg, Handles } from '@licensing/shared/messaging';
 import { ActivationsService } from './activations.service';
 import { LicenseValidator } from './license-validator.service';
+import { OfflineActivationsService } from './offline-activations.service';
 
 @BusController()
 export class ActivationsController {
   constructor(
     private readonly activations: ActivationsService,
     private readonly validator: LicenseValidator,
+    private readonly offline: OfflineActivationsService,
   ) {}
 
   @Handles(Messages.activation.create)
@@ -39,6 +44,19 @@ export class ActivationsController {
   @Handles(Messages.activation.delete)
   delete(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<MessageView> {
     return this.activations.delete(orgId, id);
+  }
+
+  @Handles(Messages.activation.offlineCreate)
+  createOffline(
+    @BusOrg() orgId: string,
+    @BusData() dto: OfflineActivationDto,
+  ): Promise<OfflineActivationReply> {
+    return this.offline.create(orgId, dto);
+  }
+
+  @Handles(Messages.activation.offlineRelease)
+  releaseOffline(@BusOrg() orgId: string, @BusData() dto: OfflineReleaseDto): Promise<MessageView> {
+    return this.offline.release(orgId, dto);
   }
 
   @Handles(Messages.license.validate)

@@ -3,12 +3,13 @@ import { LicensesModule } from '../licenses/licenses.module';
 import { ActivationExpirySweeper } from './activation-expiry.sweeper';
 import { ActivationsController } from './activations.controller';
 import { ActivationsService } from './activations.service';
+import { OfflineActivationsService } from './offline-activations.service';
 import { LicenseValidator } from './license-validator.service';
 
 /** Machine seats (activations with heartbeats) and validate-by-key. */
 @Module({
   imports: [LicensesModule],
   controllers: [ActivationsController],
-  providers: [ActivationsService, LicenseValidator, ActivationExpirySweeper],
+  providers: [ActivationsService, OfflineActivationsService, LicenseValidator, ActivationExpirySweeper],
 })
 export class ActivationsModule {}

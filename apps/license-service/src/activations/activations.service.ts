@@ -23,7 +23,7 @@ import { LicenseEntity } from '../licenses/license.entity';
 import { toLicenseView } from '../licenses/license.mapper';
 import { toSerialStatus } from '../licenses/serial-statuses.service';
 import { ActivationEntity } from './activation.entity';
-import { heartbeatDeadline, isLapsed, toActivationView } from './activation.mapper';
+import { heartbeatDeadline, isLapsed, offlineDeadline, toActivationView } from './activation.mapper';
 import { ensureFreeSeat, seatLimit } from './seats';
 
 /**
@@ -45,58 +45,95 @@ export class ActivationsService {
 
   private createInTransaction(orgId: string, dto: CreateActivationDto): Promise<ActivationCreatedReply> {
     return this.dataSource.transaction(async (manager) => {
-      const now = new Date();
-      const license = await this.lockLicense(manager, orgId, dto);
-      if (effectiveStatus(license, now) !== 'active') {
+      const { activation, created } = await this.takeSeat(manager, orgId, dto, new Date());
+      return { activation: toActivationView(activation), created };
+    });
+  }
+
+  /**
+   * Gives the machine a seat, in the caller's transaction: the license's row lock, its status and
+   * binding, the seats in use counted and one taken. Online and offline activations share it, so
+   * they count against one limit under one lock. An offline seat lasts `offline.days` (never past
+   * the license's end) instead of a heartbeat interval; asked again with the same machine key it
+   * is renewed, and a fingerprint whose seat is held under another key (or online) is a conflict.
+   */
+  async takeSeat(
+    manager: EntityManager,
+    orgId: string,
+    dto: CreateActivationDto,
+    now: Date,
+    offline?: { machineKey: string; days: number },
+  ): Promise<{
+    activation: ActivationEntity;
+    created: boolean;
+    license: LicenseEntity;
+    product: CatalogProductEntity;
+  }> {
+    const license = await this.lockLicense(manager, orgId, dto);
+    if (effectiveStatus(license, now) !== 'active') {
+      throw new DomainError(
+        'license_not_active',
+        `License ${license.id} is ${effectiveStatus(license, now)}`,
+      );
+    }
+    const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
+    await this.checkBinding(manager, license, product, dto.fingerprint, now);
+    const expiresAt = offline
+      ? offlineDeadline(offline.days, license.validUntil, now)
+      : heartbeatDeadline(product.activationHeartbeatInterval, now);
+
+    const existing = await manager.findOne(ActivationEntity, {
+      where: { licenseId: license.id, fingerprint: dto.fingerprint },
+      lock: { mode: 'pessimistic_write' },
+    });
+    if (existing && !isLapsed(existing, now)) {
+      if (!offline) return { activation: existing, created: false, license, product };
+      if (existing.machineKey !== offline.machineKey) {
         throw new DomainError(
-          'license_not_active',
-          `License ${license.id} is ${effectiveStatus(license, now)}`,
+          'conflict',
+          `Fingerprint ${dto.fingerprint} already holds a seat of license ${license.id} under another key; ` +
+            'release it (or delete the activation) first',
         );
       }
-      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
-      await this.checkBinding(manager, license, product, dto.fingerprint, now);
+      existing.expiresAt = expiresAt;
+      await manager.update(ActivationEntity, { id: existing.id }, { expiresAt });
+      return { activation: existing, created: false, license, product };
+    }
+    if (existing) await this.expire(manager, existing, now);
 
-      const existing = await manager.findOne(ActivationEntity, {
-        where: { licenseId: license.id, fingerprint: dto.fingerprint },
-        lock: { mode: 'pessimistic_write' },
-      });
-      if (existing && !isLapsed(existing, now))
-        return { activation: toActivationView(existing), created: false };
-      if (existing) await this.expire(manager, existing, now);
-
-      // Live activations only: a lapsed one (isLapsed) holds no seat.
-      const inUse = await manager.count(ActivationEntity, {
-        where: [
-          { licenseId: license.id, expiresAt: IsNull() },
-          { licenseId: license.id, expiresAt: MoreThan(now) },
-        ],
-      });
-      ensureFreeSeat(license.id, inUse, seatLimit(license, product));
-      const activation = Object.assign(new ActivationEntity(), {
-        id: randomUUID(),
-        orgId,
-        licenseId: license.id,
-        fingerprint: dto.fingerprint,
-        hostname: dto.hostname ?? null,
-        platform: dto.platform ?? null,
-        components: dto.components ?? {},
-        createdAt: now,
-        lastHeartbeatAt: now,
-        expiresAt: heartbeatDeadline(product.activationHeartbeatInterval, now),
-      });
-      await manager.insert(ActivationEntity, activation);
-      const view = toActivationView(activation);
-      await recordEvent(manager, { type: 'activation.created', orgId, data: view, occurredAt: now });
-      await recordAudit(manager, {
-        orgId,
-        action: 'created',
-        resourceType: 'activation',
-        resourceId: activation.id,
-        changes: auditChanges(null, view),
-        occurredAt: now,
-      });
-      return { activation: view, created: true };
+    // Live activations only: a lapsed one (isLapsed) holds no seat.
+    const inUse = await manager.count(ActivationEntity, {
+      where: [
+        { licenseId: license.id, expiresAt: IsNull() },
+        { licenseId: license.id, expiresAt: MoreThan(now) },
+      ],
     });
+    ensureFreeSeat(license.id, inUse, seatLimit(license, product));
+    const activation = Object.assign(new ActivationEntity(), {
+      id: randomUUID(),
+      orgId,
+      licenseId: license.id,
+      fingerprint: dto.fingerprint,
+      hostname: dto.hostname ?? null,
+      platform: dto.platform ?? null,
+      components: dto.components ?? {},
+      createdAt: now,
+      lastHeartbeatAt: now,
+      expiresAt,
+      machineKey: offline?.machineKey ?? null,
+    });
+    await manager.insert(ActivationEntity, activation);
+    const view = toActivationView(activation);
+    await recordEvent(manager, { type: 'activation.created', orgId, data: view, occurredAt: now });
+    await recordAudit(manager, {
+      orgId,
+      action: 'created',
+      resourceType: 'activation',
+      resourceId: activation.id,
+      changes: auditChanges(null, view),
+      occurredAt: now,
+    });
+    return { activation, created: true, license, product };
   }
 
   /** `license_id` and `license_key` narrow to one license each; given both, they must name the same one. */
@@ -130,6 +167,12 @@ export class ActivationsService {
       // A lapsed activation no longer holds its seat, which another machine may have taken:
       // it cannot be revived, the machine activates again.
       if (!activation || isLapsed(activation, now)) throw DomainError.notFound('Activation', id);
+      if (activation.machineKey !== null) {
+        throw new DomainError(
+          'conflict',
+          `Activation ${id} is an offline activation: it lasts until its file expires and is renewed offline`,
+        );
+      }
       const license = await manager.findOneByOrFail(LicenseEntity, { id: activation.licenseId });
       if (effectiveStatus(license, now) !== 'active') {
         throw new DomainError(
@@ -156,18 +199,24 @@ export class ActivationsService {
         lock: { mode: 'pessimistic_write' },
       });
       if (!activation) throw DomainError.notFound('Activation', id);
-      await manager.delete(ActivationEntity, { id });
-      const view = toActivationView(activation);
-      await recordEvent(manager, { type: 'activation.deleted', orgId, data: view });
-      await recordAudit(manager, {
-        orgId,
-        action: 'deleted',
-        resourceType: 'activation',
-        resourceId: id,
-        changes: auditChanges(view, null),
-      });
-      return { message: `Activation ${id} deleted; its seat is free` };
+      return this.remove(manager, activation);
     });
+  }
+
+  /** Deletes a locked activation, freeing its seat, and says so. */
+  async remove(manager: EntityManager, activation: ActivationEntity): Promise<MessageView> {
+    const { id, orgId } = activation;
+    await manager.delete(ActivationEntity, { id });
+    const view = toActivationView(activation);
+    await recordEvent(manager, { type: 'activation.deleted', orgId, data: view });
+    await recordAudit(manager, {
+      orgId,
+      action: 'deleted',
+      resourceType: 'activation',
+      resourceId: id,
+      changes: auditChanges(view, null),
+    });
+    return { message: `Activation ${id} deleted; its seat is free` };
   }
 
   /** Removes a lapsed activation and says so (the sweeper does the same for the ones nobody touches). */

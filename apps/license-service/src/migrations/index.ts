@@ -1,6 +1,7 @@
 import { CreateLicensing1795375637788 } from './1795375637788-CreateLicensing';
 import { AddOutbox1795376756137 } from './1795376756137-AddOutbox';
 import { CreateActivations1795376901819 } from './1795376901819-CreateActivations';
+import { AddOfflineActivations1795400000000 } from './1795400000000-AddOfflineActivations';
 import { AddRevocationLists1795500000000 } from './1795500000000-AddRevocationLists';
 import { AddOutboxTraceContext1796000000000 } from './1796000000000-AddOutboxTraceContext';
 
@@ -9,6 +10,7 @@ export const LICENSE_MIGRATIONS = [
   CreateLicensing1795375637788,
   AddOutbox1795376756137,
   CreateActivations1795376901819,
+  AddOfflineActivations1795400000000,
   AddRevocationLists1795500000000,
   AddOutboxTraceContext1796000000000,
 ];

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsObject, IsString, IsUUID, Length, ValidateIf } from 'class-validator';
+import { IsInt, IsObject, IsString, IsUUID, Length, Max, Min, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../common/pagination.dto';
 import { Optional } from '../common/validation';
 import {
@@ -130,4 +130,60 @@ export interface ActivationCreatedReply {
   activation: ActivationView;
   /** False when the machine already held a seat: the same activation is answered again. */
   created: boolean;
+}
+
+/** The longest an offline activation file is issued for; it is renewed by submitting the request again. */
+export const MAX_OFFLINE_ACTIVATION_DAYS = 366;
+export const DEFAULT_OFFLINE_ACTIVATION_DAYS = 90;
+
+export class OfflineActivationDto {
+  @ApiProperty({
+    description:
+      'The activation request file the SDK created on the machine: a compact JWS signed with the ' +
+      "machine's own Ed25519 key (`typ` `activation-request+jwt`)",
+    maxLength: 8192,
+  })
+  @IsString()
+  @Length(1, 8192)
+  request!: string;
+
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: MAX_OFFLINE_ACTIVATION_DAYS,
+    default: DEFAULT_OFFLINE_ACTIVATION_DAYS,
+    description: "How long the activation file is valid (never past the license's valid_until)",
+  })
+  @Optional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_OFFLINE_ACTIVATION_DAYS)
+  valid_days?: number;
+}
+
+export class OfflineActivationView {
+  @ApiProperty({ type: ActivationView }) activation!: ActivationView;
+  @ApiProperty({
+    description:
+      "The signed activation file to carry to the machine: a compact JWS signed with the product's key " +
+      '(`typ` `activation+jwt`)',
+  })
+  activation_file!: string;
+  @ApiProperty({ format: 'date-time' }) expires_at!: string;
+}
+
+/** The license service's answer: the file, and whether the seat is new (201) or held already (200). */
+export interface OfflineActivationReply extends OfflineActivationView {
+  created: boolean;
+}
+
+export class OfflineReleaseDto {
+  @ApiProperty({
+    description:
+      "The release file the SDK created on the machine: a compact JWS signed with the machine's key " +
+      'from its activation request (`typ` `activation-release+jwt`)',
+    maxLength: 8192,
+  })
+  @IsString()
+  @Length(1, 8192)
+  release!: string;
 }

@@ -54,9 +54,18 @@ export class ApiClient {
           ? body
           : JSON.stringify(body),
     });
-    const text = await response.text();
+    const text = await bodyText(response);
     let parsed: unknown = text;
     if (/json/.test(response.headers.get('content-type') ?? '')) parsed = text ? JSON.parse(text) : undefined;
     return { status: response.status, headers: response.headers, body: parsed as T, text };
   }
+}
+
+/** The body; of an event stream, which never ends by itself, only what its first read brings. */
+export async function bodyText(response: Response): Promise<string> {
+  if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return response.text();
+  const reader = response.body!.getReader();
+  const { value } = await reader.read();
+  await reader.cancel();
+  return value ? new TextDecoder().decode(value) : '';
 }

@@ -1,0 +1,41 @@
+import { lastEventIdOf, organizationOfEventSubject, pushedView, serialsOf, sseFrame } from './sse';
+
+describe('the license event stream rules', () => {
+  it('writes an event as id, event and one data line', () => {
+    expect(sseFrame('license.revoked', 42, { serial: 'A\nB' })).toBe(
+      'id: 42\nevent: license.revoked\ndata: {"serial":"A\\nB"}\n\n',
+    );
+  });
+
+  it('reads Last-Event-ID: none, a sequence, or NaN for anything else (answered with a reset)', () => {
+    expect(lastEventIdOf(undefined)).toBeUndefined();
+    expect(lastEventIdOf(' ')).toBeUndefined();
+    expect(lastEventIdOf('17')).toBe(17);
+    expect(lastEventIdOf('-1')).toBeNaN();
+    expect(lastEventIdOf('1e3')).toBeNaN();
+    expect(lastEventIdOf('9'.repeat(16))).toBeNaN();
+  });
+
+  it('finds the organization in a license event subject, with or without a namespace', () => {
+    expect(organizationOfEventSubject('licensing.events.org-1.license.revoked', '')).toBe('org-1');
+    expect(organizationOfEventSubject('t1.licensing.events.org-1.license.revoked', 't1')).toBe('org-1');
+  });
+
+  it('pushes revocations, suspensions, reinstatements and expiries only', () => {
+    const data = { serial: 'S', status: 'revoked' as const, revoked_at: 'r', valid_until: null };
+    expect(pushedView('license.revoked', 'at', data)).toEqual({
+      type: 'license.revoked',
+      serial: 'S',
+      status: 'revoked',
+      occurred_at: 'at',
+      revoked_at: 'r',
+      valid_until: null,
+    });
+    expect(pushedView('license.updated', 'at', data)).toBeUndefined();
+    expect(pushedView('license.created', 'at', data)).toBeUndefined();
+  });
+
+  it('follows each serial once', () => {
+    expect(serialsOf('A,B,A')).toEqual(['A', 'B']);
+  });
+});
