@@ -68,7 +68,13 @@ describe('health probes of every process', () => {
       nats: 'up',
       redis: 'up',
     });
-    for (const name of ['product-service', 'license-service', 'analytics-service', 'webhook-service']) {
+    // The license service reads the serial-status cache on verify.
+    expect(await checksOf(httpUrlOf(stack.service('license-service')))).toEqual({
+      nats: 'up',
+      database: 'up',
+      redis: 'up',
+    });
+    for (const name of ['product-service', 'analytics-service', 'webhook-service']) {
       expect({ name, checks: await checksOf(httpUrlOf(stack.service(name))) }).toEqual({
         name,
         checks: { nats: 'up', database: 'up' },
