@@ -10,11 +10,8 @@ export const analyticsServiceEnv = {
     max: 10_000,
     description: 'Most sync reports taken from the stream and written to PostgreSQL in one statement',
   }),
-  // nats.js refuses a pull that waits less than a second, hence the floor. Reports are written as
-  // they arrive, whatever this is; a longer pull only closes less often. nats.js closes a pull on a
-  // timer of its own 5 % after this, and a report the stream sent just before it saw the close (its
-  // expiry late on a loaded machine) is dropped by the client and redelivered only after the 30 s
-  // ack wait: the longer the pull, the wider that margin and the rarer the closes.
+  // Reports are written as they arrive, whatever this is; a longer pull only means fewer pull
+  // requests while the stream is idle. The floor keeps an idle consumer from asking every instant.
   ANALYTICS_BATCH_WAIT_MS: env.int({
     default: 5000,
     min: 1000,

@@ -1,8 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
-import { TEST_DATABASE_NAME, waitFor } from '@licensing/shared/testing';
-import { OwnServer, startOwnNats, startOwnRedis } from './support/processes';
+import {
+  TEST_DATABASE_NAME,
+  waitFor,
+  OwnServer,
+  startOwnNats,
+  startOwnRedis,
+} from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, productWithKeyPair } from './support/fixtures';
 

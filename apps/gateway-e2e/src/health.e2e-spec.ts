@@ -1,8 +1,7 @@
 import { get } from 'node:http';
 import { loadAnalyticsServiceConfig, startAnalyticsService } from '@licensing/app/analytics-service';
-import { waitFor } from '@licensing/shared/testing';
+import { waitFor, OwnServer, startOwnRedis } from '@licensing/shared/testing';
 import { httpUrlOf } from './support/http-address';
-import { OwnServer, startOwnRedis } from './support/processes';
 import { TestStack, startStack } from './support/stack';
 
 const SERVICES = [

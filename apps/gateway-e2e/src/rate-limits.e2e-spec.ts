@@ -1,8 +1,14 @@
 import { PassThrough } from 'node:stream';
 import { INestApplication } from '@nestjs/common';
 import { RateLimitService, loadGatewayConfig, runCli, startGateway } from '@licensing/app/gateway';
-import { ApiClient, ApiResponse, testEnv, waitFor } from '@licensing/shared/testing';
-import { OwnServer, startOwnRedis } from './support/processes';
+import {
+  ApiClient,
+  ApiResponse,
+  testEnv,
+  waitFor,
+  OwnServer,
+  startOwnRedis,
+} from '@licensing/shared/testing';
 import { TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair, uniqueCode } from './support/fixtures';
 

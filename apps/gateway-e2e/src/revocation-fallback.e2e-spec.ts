@@ -4,8 +4,7 @@ import { connect } from 'nats';
 import { serialCacheKey } from '@licensing/app/revocation-service';
 import { Streams } from '@licensing/contracts';
 import { streamName } from '@licensing/shared/messaging';
-import { waitFor, TEST_NATS_URL } from '@licensing/shared/testing';
-import { OwnServer, startOwnRedis } from './support/processes';
+import { waitFor, TEST_NATS_URL, OwnServer, startOwnRedis } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { createLicense, productWithKeyPair } from './support/fixtures';
 

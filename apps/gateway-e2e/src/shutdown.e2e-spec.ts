@@ -1,5 +1,4 @@
-import { ApiClient, ApiResponse, waitFor } from '@licensing/shared/testing';
-import { OwnServer, startOwnNats } from './support/processes';
+import { ApiClient, ApiResponse, waitFor, OwnServer, startOwnNats } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair } from './support/fixtures';
 

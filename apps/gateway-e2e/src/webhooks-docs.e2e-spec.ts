@@ -3,8 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { waitFor } from '@licensing/shared/testing';
-import { freePort } from './support/processes';
+import { waitFor, freePort } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 
 /**

@@ -1,14 +1,5 @@
 import { Logger } from '@nestjs/common';
-import {
-  AckPolicy,
-  Consumer,
-  ConsumerMessages,
-  DeliverPolicy,
-  JetStreamManager,
-  JsMsg,
-  NatsError,
-  nanos,
-} from 'nats';
+import { AckPolicy, DeliverPolicy, JetStreamManager, JsMsg, NatsError, nanos } from 'nats';
 import { Streams } from '@licensing/contracts';
 import { Metrics } from '@licensing/shared/metrics';
 import { ROOT_CONTEXT, SpanKind, linksTo, tracing } from '@licensing/shared/tracing';
@@ -16,6 +7,7 @@ import { BusClient } from './bus-client';
 import { inSpan, messagingAttributes, traceContextOf } from './bus-tracing';
 import { deadLetter } from './dead-letter';
 import { StreamDefinition, ensureStream, streamName } from './jetstream';
+import { PullInbox } from './pull-inbox';
 import { namespaced } from './subjects';
 
 /** What became of one message: stored (ack), to be tried again later, or impossible for its content. */
@@ -91,13 +83,14 @@ const CONSUMER_NOT_FOUND = 10014;
  * after a delay when processing failed for a reason outside the message, or set aside in the
  * dead-letter stream (with the reason) when it can never be processed — a poisoned message costs
  * one delivery and cannot block or endlessly recycle. When NATS goes away it binds again with
- * backoff; `stop()` lets the batch in hand finish, and the unacknowledged rest is redelivered.
+ * backoff; `stop()` lets the batch in hand finish, and sends the rest back at once for another
+ * replica. Pull requests go through a `PullInbox`, which never drops what the server delivered.
  */
 export class DurableConsumer<T> {
   private readonly logger: Logger;
   private running = false;
   private loop?: Promise<void>;
-  private fetching?: ConsumerMessages;
+  private inbox?: PullInbox;
   private wake?: () => void;
   private unmeasure?: () => void;
   /** Messages set aside since start, for an operator's metrics; the dead-letter stream holds them all. */
@@ -139,10 +132,13 @@ export class DurableConsumer<T> {
   async stop(): Promise<void> {
     this.unmeasure?.();
     this.running = false;
-    this.fetching?.stop();
+    this.inbox?.wake();
     this.wake?.();
     await this.loop;
     this.loop = undefined;
+    // What arrived while the last batch was processed goes back at once, to another replica.
+    for (const message of (await this.inbox?.close()) ?? []) message.nak();
+    this.inbox = undefined;
   }
 
   /** Messages not yet delivered plus those delivered and not yet acknowledged: the consumer's lag. */
@@ -155,17 +151,22 @@ export class DurableConsumer<T> {
     return info.num_pending + info.num_ack_pending;
   }
 
-  private async run(bound: Consumer | undefined): Promise<void> {
-    let consumer: Consumer | undefined = bound;
+  private async run(bound: string | undefined): Promise<void> {
+    let subject = bound;
     let backoff = MIN_BACKOFF_MS;
     while (this.running) {
       try {
-        consumer ??= await this.bind();
-        await this.pull(consumer);
+        subject ??= await this.bind();
+        this.inbox ??= new PullInbox(this.bus.connection(), {
+          subject,
+          batch: this.spec.batchSize,
+          expiresMs: this.spec.batchWaitMs,
+        });
+        await this.pull(this.inbox);
         backoff = MIN_BACKOFF_MS;
       } catch (error) {
         // NATS away, the stream or consumer deleted under us: bind again once it is back.
-        consumer = undefined;
+        subject = undefined;
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
         if (this.running) {
           this.logger.warn({ msg: 'consumer failed; retrying', err: String(error), retry_in_ms: backoff });
@@ -175,7 +176,8 @@ export class DurableConsumer<T> {
     }
   }
 
-  private async bind(): Promise<Consumer> {
+  /** Makes sure the streams and the durable exist; answers the subject its pull requests go to. */
+  private async bind(): Promise<string> {
     const connection = this.bus.connection();
     const { name: stream, manager } = await ensureStream(
       connection,
@@ -185,7 +187,7 @@ export class DurableConsumer<T> {
     );
     await ensureStream(connection, this.bus.namespace, Streams.deadLetters, this.bus.streamReplicas);
     await this.ensureConsumer(manager, stream);
-    return connection.jetstream().consumers.get(stream, this.spec.durable);
+    return `$JS.API.CONSUMER.MSG.NEXT.${stream}.${this.spec.durable}`;
   }
 
   private async ensureConsumer(manager: JetStreamManager, stream: string): Promise<void> {
@@ -226,27 +228,16 @@ export class DurableConsumer<T> {
   }
 
   /**
-   * One pull request, open for up to `batchWaitMs`. Messages are processed as they arrive, in
-   * batches of whatever has arrived meanwhile (up to `batchSize`): under load batches fill while the
-   * previous one is processed, and an idle stream's lone message waits for nothing.
+   * Pull requests, each open for up to `batchWaitMs`, the next asked for as soon as the last ended
+   * and its messages are settled. Messages are processed as they arrive, in batches of whatever
+   * has arrived meanwhile (up to `batchSize`): under load batches fill while the previous one is
+   * processed, and an idle stream's lone message waits for nothing.
    */
-  private async pull(consumer: Consumer): Promise<void> {
-    const messages = await consumer.fetch({
-      max_messages: this.spec.batchSize,
-      expires: this.spec.batchWaitMs,
-    });
-    this.fetching = messages;
-    if (!this.running) messages.stop();
-    let batch: JsMsg[] = [];
-    for await (const message of messages) {
-      batch.push(message);
-      // getPending() counts the message in hand too: 1 means nothing else has arrived yet.
-      if (batch.length >= this.spec.batchSize || messages.getPending() <= 1) {
-        await this.settle(batch);
-        batch = [];
-      }
+  private async pull(inbox: PullInbox): Promise<void> {
+    while (this.running) {
+      const messages = await inbox.take();
+      if (messages.length > 0) await this.settle(messages);
     }
-    if (batch.length > 0) await this.settle(batch);
   }
 
   private async settle(messages: JsMsg[]): Promise<void> {

@@ -146,4 +146,11 @@ describe('DurableConsumer', () => {
     await waitFor(() => processed.includes(6), { what: 'message 6 after the restart' });
     expect(await consumer!.lag()).toBe(0);
   });
+
+  it('binds again when its durable is deleted under it, and goes on', async () => {
+    const manager = await bus.connection().jetstreamManager();
+    await manager.consumers.delete(streamName(namespace, STREAM.name), 'durable-test');
+    await publish({ n: 7 });
+    await waitFor(() => processed.includes(7), { what: 'message 7 through the durable created again' });
+  });
 });

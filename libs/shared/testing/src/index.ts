@@ -12,3 +12,4 @@ export * from './cleanup';
 export * from './factories';
 export * from './license-blobs';
 export * from './sql';
+export * from './processes';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '@licensing/shared/testing';
+import { waitFor } from './wait-for';
 
 /**
  * Servers of a test's own — redis-server and nats-server processes on free ports — for the tests
