@@ -73,15 +73,3 @@ export function healthEnv(defaultPort: number) {
     }),
   };
 }
-
-/** The Redis a process uses, required in production. */
-export function redisEnv(purpose: string) {
-  return {
-    REDIS_URL: env.url({
-      protocols: ['redis', 'rediss'],
-      default: 'redis://127.0.0.1:6379',
-      production: null,
-      description: purpose,
-    }),
-  };
-}
