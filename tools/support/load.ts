@@ -143,3 +143,64 @@ export function percentile(values: number[], p: number): number {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * What a load balancer does in front of several gateways: it sends each request to the next
+ * gateway whose readiness probe last answered 200 (polled every `intervalMs`), and a request whose
+ * connection is refused (never accepted, so never sent) to another one.
+ */
+export class Balancer {
+  private readonly ready = new Set<string>();
+  private next = 0;
+  private running = true;
+  private readonly polling: Promise<void>;
+  /** Requests sent again to another gateway after a refused connection. */
+  retriedRefusals = 0;
+
+  constructor(
+    private readonly targets: Array<{ label: string; url: string }>,
+    intervalMs = 100,
+  ) {
+    this.polling = (async () => {
+      while (this.running) {
+        await Promise.all(targets.map((target) => this.probe(target)));
+        await sleep(intervalMs);
+      }
+    })();
+  }
+
+  private async probe(target: { label: string; url: string }): Promise<void> {
+    try {
+      const response = await fetch(`${target.url}/health/ready`, { signal: AbortSignal.timeout(1_000) });
+      await response.arrayBuffer();
+      if (response.ok) this.ready.add(target.label);
+      else this.ready.delete(target.label);
+    } catch {
+      this.ready.delete(target.label);
+    }
+  }
+
+  /** Sends `request` (built for the chosen gateway) to a ready gateway; waits while none is. */
+  async send(
+    build: (target: { label: string; url: string }) => Request,
+    timeoutMs: number,
+  ): Promise<Outcome> {
+    for (;;) {
+      const candidates = this.targets.filter((target) => this.ready.has(target.label));
+      if (candidates.length === 0) {
+        await sleep(20);
+        continue;
+      }
+      const target = candidates[this.next++ % candidates.length]!;
+      const outcome = await send(build(target), timeoutMs);
+      if (outcome.failure !== 'refused') return outcome;
+      this.ready.delete(target.label);
+      this.retriedRefusals += 1;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.polling;
+  }
+}

@@ -53,7 +53,8 @@ export class PlatformProcess {
     const entry = services.find((candidate) => candidate.name === service);
     if (!entry) throw new Error(`no service named ${service}`);
     const port = await freePort();
-    const portEnv = service === 'gateway' ? { PORT: String(port) } : { HEALTH_PORT: String(port) };
+    const portEnv: Record<string, string> =
+      service === 'gateway' ? { PORT: String(port) } : { HEALTH_PORT: String(port) };
     return new PlatformProcess(
       service,
       label,
@@ -142,6 +143,8 @@ export class NatsNode {
   constructor(
     readonly name: string,
     readonly port: number,
+    /** The monitoring port: `/healthz` answers 200 once the node's JetStream is current. */
+    readonly monitorPort: number,
     private readonly config: string,
   ) {}
 
@@ -153,15 +156,40 @@ export class NatsNode {
     return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  start(): void {
+  spawn(): void {
     const child = spawn('nats-server', ['-c', this.config], { stdio: 'ignore' });
     this.child = child;
     this.exit = new Promise((resolve) => child.once('exit', resolve));
   }
 
-  async kill(): Promise<void> {
+  /** Starts it (again) and waits until it has caught up with the cluster's JetStream. */
+  async start(timeoutMs = 30_000): Promise<void> {
+    this.spawn();
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${this.monitorPort}/healthz`)).ok, {
+      timeoutMs,
+      intervalMs: 100,
+      what: `NATS node ${this.name} healthy`,
+    });
+  }
+
+  /** How many clients are connected to this node now. */
+  async clientConnections(): Promise<number> {
+    const response = await fetch(`http://127.0.0.1:${this.monitorPort}/varz`);
+    return ((await response.json()) as { connections: number }).connections;
+  }
+
+  /** SIGTERM: the node closes its connections and leaves the cluster cleanly. */
+  terminate(): Promise<void> {
+    return this.signal('SIGTERM');
+  }
+
+  kill(): Promise<void> {
+    return this.signal('SIGKILL');
+  }
+
+  private async signal(signal: NodeJS.Signals): Promise<void> {
     if (!this.running) return;
-    this.child!.kill('SIGKILL');
+    this.child!.kill(signal);
     await this.exit;
   }
 }
@@ -172,10 +200,10 @@ export class NatsNode {
  * stream at `size` replicas can be created.
  */
 export async function startNatsCluster(dir: string, size = 3): Promise<NatsNode[]> {
-  const ports = await Promise.all(
-    Array.from({ length: size }, async () => ({ client: await freePort(), cluster: await freePort() })),
-  );
-  const nodes = ports.map(({ client, cluster }, i) => {
+  const ports: Array<{ client: number; cluster: number; monitor: number }> = [];
+  for (let i = 0; i < size; i += 1)
+    ports.push({ client: await freePort(), cluster: await freePort(), monitor: await freePort() });
+  const nodes = ports.map(({ client, cluster, monitor }, i) => {
     const name = `n${i + 1}`;
     const store = join(dir, name);
     mkdirSync(store, { recursive: true });
@@ -189,18 +217,18 @@ export async function startNatsCluster(dir: string, size = 3): Promise<NatsNode[
       [
         `server_name: ${name}`,
         `listen: 127.0.0.1:${client}`,
+        `http: 127.0.0.1:${monitor}`,
         `jetstream { store_dir: "${store}" }`,
         `cluster { name: licensing, listen: 127.0.0.1:${cluster}, routes: [${routes}] }`,
         '',
       ].join('\n'),
     );
-    return new NatsNode(name, client, config);
+    return new NatsNode(name, client, monitor, config);
   });
-  for (const node of nodes) node.start();
+  for (const node of nodes) node.spawn();
   await waitForJetStream(nodes.map((node) => node.url).join(','));
   return nodes;
 }
-
 /** Resolves once the cluster's JetStream answers (a meta leader is elected). */
 export async function waitForJetStream(servers: string, timeoutMs = 30_000): Promise<void> {
   await waitFor(
