@@ -1,5 +1,7 @@
 import type { RedisOptions } from 'ioredis';
-import { EnvVar, env } from './env';
+import { env, parseHostPorts } from './env';
+
+const SENTINEL_PORT = 26379;
 
 /**
  * The Redis a process uses: one address (`REDIS_URL`, a managed endpoint that fails over behind
@@ -13,18 +15,12 @@ export function redisEnv(purpose: string) {
       production: null,
       description: `${purpose}; with REDIS_SENTINELS only its credentials, database and rediss:// (TLS) apply`,
     }),
-    REDIS_SENTINELS: {
-      ...env.string({
-        default: '',
-        description:
-          'Redis Sentinel instances, host:port comma separated: the master of REDIS_SENTINEL_NAME is asked of them, and followed through failovers',
-      }),
-      kind: 'host:port list',
-      parse: (raw: string) => {
-        parseSentinels(raw);
-        return raw;
-      },
-    } satisfies EnvVar<string>,
+    REDIS_SENTINELS: env.hostPorts({
+      default: '',
+      defaultPort: SENTINEL_PORT,
+      description:
+        'Redis Sentinel instances, host:port comma separated: the master of REDIS_SENTINEL_NAME is asked of them, and followed through failovers',
+    }),
     REDIS_SENTINEL_NAME: env.string({
       default: 'mymaster',
       description: 'The master group the sentinels monitor (sentinel monitor <name> ...)',
@@ -77,7 +73,7 @@ export function redisConnection(settings: RedisSettings): RedisConnection {
     ...(db !== undefined && Number.isInteger(db) ? { db } : {}),
     ...(tls ? { tls: {} } : {}),
   };
-  const sentinels = parseSentinels(settings.REDIS_SENTINELS ?? '');
+  const sentinels = parseHostPorts(settings.REDIS_SENTINELS ?? '', SENTINEL_PORT);
   if (sentinels.length === 0) return { ...common, host: url.hostname, port: Number(url.port || 6379) };
   return {
     ...common,
@@ -89,17 +85,4 @@ export function redisConnection(settings: RedisSettings): RedisConnection {
     failoverDetector: true,
     reconnectOnError: (error) => error.message.startsWith('READONLY'),
   };
-}
-
-/** `host:port,host:port` (`[v6 address]:port`; the port defaults to Sentinel's 26379). */
-function parseSentinels(raw: string): Array<{ host: string; port: number }> {
-  return raw
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean)
-    .map((entry) => {
-      const match = /^(\[[^\]]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(entry);
-      if (!match) throw new Error(`must list host:port entries ("${entry}" is not one)`);
-      return { host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2] ?? 26379) };
-    });
 }
