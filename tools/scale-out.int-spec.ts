@@ -207,6 +207,7 @@ describe('scale-out: two gateways, two replicas of every service, a 3-node NATS 
       while (loading) {
         const { build: buildRequest, settle } = steps[mix[turn++ % mix.length]!]!();
         const outcome = await balancer.send(buildRequest, CLIENT_TIMEOUT_MS);
+        if (!outcome) break;
         outcomes.push(outcome);
         settle?.(outcome);
       }
@@ -259,8 +260,8 @@ describe('scale-out: two gateways, two replicas of every service, a 3-node NATS 
       await sleep(2_000);
     } finally {
       loading = false;
-      await Promise.all(loops);
       await balancer.stop();
+      await Promise.all(loops);
     }
     mark('stopped');
 

@@ -180,12 +180,15 @@ export class Balancer {
     }
   }
 
-  /** Sends `request` (built for the chosen gateway) to a ready gateway; waits while none is. */
+  /**
+   * Sends `request` (built for the chosen gateway) to a ready gateway; waits while none is, and
+   * gives up (undefined) once the balancer is stopped.
+   */
   async send(
     build: (target: { label: string; url: string }) => Request,
     timeoutMs: number,
-  ): Promise<Outcome> {
-    for (;;) {
+  ): Promise<Outcome | undefined> {
+    while (this.running) {
       const candidates = this.targets.filter((target) => this.ready.has(target.label));
       if (candidates.length === 0) {
         await sleep(20);
@@ -197,6 +200,7 @@ export class Balancer {
       this.ready.delete(target.label);
       this.retriedRefusals += 1;
     }
+    return undefined;
   }
 
   async stop(): Promise<void> {

@@ -17,7 +17,8 @@ export const CLOSE_LINGER_MS = 250;
  * a client has sent:
  *
  * 1. Unready (readiness probe 503) for READINESS_DRAIN_MS, still serving: every answer now carries
- *    `Connection: close`, so clients' keep-alive pools stop reusing connections to this process.
+ *    `Connection: close`, so clients' keep-alive pools stop reusing connections to this process,
+ *    and each connection ends with the answer it was waiting for.
  * 2. Then it stops listening (new connections are refused, and a load balancer retries them
  *    elsewhere), while the connections already accepted get `CLOSE_LINGER_MS` to deliver their
  *    request: each is answered `503 unavailable` in the API's problem format, never served half.
@@ -31,8 +32,6 @@ export const CLOSE_LINGER_MS = 250;
 export function closeGracefully(fastify: FastifyInstance, readiness: Readiness): void {
   let closing = false;
   fastify.addHook('onRequest', async (_request, reply) => {
-    if (!readiness.isStopping) return;
-    void reply.header('connection', 'close');
     if (!closing) return;
     const problem = toProblem(
       new DomainError('unavailable', 'This gateway is shutting down; retry the request'),
@@ -40,6 +39,11 @@ export function closeGracefully(fastify: FastifyInstance, readiness: Readiness):
     void reply.header('retry-after', '1');
     sendProblem(reply, problem.problem);
     return reply;
+  });
+  // Every answer once unready, including those to requests that arrived before: a connection left
+  // idle after its answer would otherwise hold the close open for the keep-alive timeout.
+  fastify.addHook('onSend', async (_request, reply) => {
+    if (readiness.isStopping) void reply.header('connection', 'close');
   });
   fastify.addHook('preClose', async () => {
     closing = true;
