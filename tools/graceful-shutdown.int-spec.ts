@@ -68,7 +68,7 @@ describe('SIGTERM under load, to real processes', () => {
       start('revocation-service', 'revocation-1'),
       start('analytics-service', 'analytics'),
     ]);
-    gateway = await start('gateway', 'gateway', { BOOTSTRAP_DEFAULT_ORG: 'true', NODE_ENV: 'development' });
+    gateway = await start('gateway', 'gateway', { BOOTSTRAP_DEFAULT_ORG: 'true' });
     const key = /export LICENSING_API_KEY=(lk_\S+)/.exec(readFileSync(gateway.log, 'utf8'))?.[1];
     admin = new ApiClient(gateway.url, key);
 

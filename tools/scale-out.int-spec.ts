@@ -89,11 +89,7 @@ describe('scale-out: two gateways, two replicas of every service, a 3-node NATS 
     // The gateways stay unready for a while before they drain, for the balancer to notice.
     const gatewayEnv = { READINESS_DRAIN_MS: '500' };
     const gateways = [
-      await create('gateway', 'gateway-1', {
-        ...gatewayEnv,
-        BOOTSTRAP_DEFAULT_ORG: 'true',
-        NODE_ENV: 'development',
-      }),
+      await create('gateway', 'gateway-1', { ...gatewayEnv, BOOTSTRAP_DEFAULT_ORG: 'true' }),
       await create('gateway', 'gateway-2', gatewayEnv),
     ];
     const booted = Date.now();

@@ -21,7 +21,9 @@ export const CLOSE_LINGER_MS = 250;
  *    and each connection ends with the answer it was waiting for.
  * 2. Then it stops listening (new connections are refused, and a load balancer retries them
  *    elsewhere), while the connections already accepted get `CLOSE_LINGER_MS` to deliver their
- *    request: each is answered `503 unavailable` in the API's problem format, never served half.
+ *    request: each is answered `503 unavailable` in the API's problem format, with `Retry-After`.
+ *    (A connection still in the kernel's accept queue at that instant is reset by the kernel: no
+ *    server can prevent it, which is why step 1 gives load balancers the time to stop sending.)
  * 3. Then Fastify closes the connections left idle and waits for requests in flight to be answered.
  *
  * Fastify's own behaviour would close idle keep-alive connections at the same instant as the
