@@ -226,7 +226,13 @@ export async function startNatsCluster(dir: string, size = 3): Promise<NatsNode[
     return new NatsNode(name, client, monitor, config);
   });
   for (const node of nodes) node.spawn();
-  await waitForJetStream(nodes.map((node) => node.url).join(','));
+  try {
+    await waitForJetStream(nodes.map((node) => node.url).join(','));
+  } catch (error) {
+    // The caller never gets the nodes to stop: stop them here.
+    await killAll(nodes);
+    throw error;
+  }
   return nodes;
 }
 /** Resolves once the cluster's JetStream answers (a meta leader is elected). */
