@@ -15,6 +15,7 @@ import { GATEWAY_SCHEMA, GatewayModule } from './app.module';
 import { GatewayConfig } from './config';
 import { serveConsole } from './http/console';
 import { registerDirectRoutes } from './http/direct-routes';
+import { closeGracefully } from './http/graceful-close';
 import { registerIndexRoute } from './http/index-route';
 import { toProblem } from './http/problem';
 import { sendProblem } from './http/problem.filter';
@@ -40,6 +41,8 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT,
     trustProxy: config.TRUST_PROXY,
+    // Requests arriving while the server closes are answered by closeGracefully, in problem+json.
+    return503OnClosing: false,
     // A path whose percent-encoding is malformed never reaches a route or a hook: answer it here.
     // The API key is still checked first; `app` exists by the time a request arrives.
     frameworkErrors: (_error: Error, request: FastifyRequest, reply: FastifyReply) =>
@@ -64,6 +67,7 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  closeGracefully(fastify, app.get(Readiness));
   measureHttpRequests(fastify);
   serveMetrics(fastify);
   registerSecurityHeaders(fastify);

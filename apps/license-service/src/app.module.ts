@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { redisConnection } from '@licensing/shared/config';
 import { DatabaseModule } from '@licensing/shared/database';
 import { EventsModule, OutboxEventEntity } from '@licensing/shared/events';
 import { BusModule } from '@licensing/shared/messaging';
@@ -51,7 +52,7 @@ export class LicenseServiceModule {
           name: 'license-service',
         }),
         SerialCacheModule.forRoot({
-          url: config.REDIS_URL,
+          connection: redisConnection(config),
           namespace: config.BUS_NAMESPACE,
           ttlSeconds: config.REVOCATION_CACHE_TTL_SECONDS,
           negativeTtlSeconds: config.REVOCATION_NEGATIVE_TTL_SECONDS,

@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { redisConnection } from '@licensing/shared/config';
 import { BusModule } from '@licensing/shared/messaging';
 import { SerialCacheModule } from '@licensing/shared/serial-cache';
 import { RevocationServiceConfig } from './config';
@@ -18,7 +19,7 @@ export class RevocationServiceModule {
           name: 'revocation-service',
         }),
         SerialCacheModule.forRoot({
-          url: config.REDIS_URL,
+          connection: redisConnection(config),
           namespace: config.BUS_NAMESPACE,
           ttlSeconds: config.REVOCATION_CACHE_TTL_SECONDS,
           negativeTtlSeconds: config.REVOCATION_NEGATIVE_TTL_SECONDS,

@@ -4,6 +4,7 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { AuthContext } from '../identity/auth-context';
 import { OrganizationLimitsService } from './organization-limits.service';
 import { BucketState, Limit, RateLimitDecision, RouteClass, decisionOf } from './rate-limits';
+import { redisConnection } from '@licensing/shared/config';
 import { ThrottledWarning } from '@licensing/shared/logging';
 
 declare module 'ioredis' {
@@ -93,7 +94,8 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   ) {
     // BUS_NAMESPACE keeps environments (and parallel test runs) sharing one Redis apart.
     this.prefix = config.BUS_NAMESPACE ? `${config.BUS_NAMESPACE}:ratelimit:` : 'ratelimit:';
-    this.redis = new Redis(config.REDIS_URL, {
+    this.redis = new Redis({
+      ...redisConnection(config),
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
@@ -124,7 +126,9 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await this.redis.quit().catch(() => undefined);
+    // Also closes what QUIT leaves open: the connections watching the sentinels for a failover.
+    this.redis.disconnect();
   }
 
   /**

@@ -74,18 +74,6 @@ export function healthEnv(defaultPort: number) {
   };
 }
 
-/** The Redis a process uses, required in production. */
-export function redisEnv(purpose: string) {
-  return {
-    REDIS_URL: env.url({
-      protocols: ['redis', 'rediss'],
-      default: 'redis://127.0.0.1:6379',
-      production: null,
-      description: purpose,
-    }),
-  };
-}
-
 /** The serial-status cache in Redis: the revocation service answers from it, the license service verifies from it. */
 export const serialCacheEnv = {
   REVOCATION_CACHE_TTL_SECONDS: env.int({

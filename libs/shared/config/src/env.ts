@@ -63,12 +63,31 @@ export const env = {
         throw new Error(`must be a ${options.protocols.join(' or ')} URL`);
       return raw;
     }),
+  /** `host:port,host:port`, kept as written; read it with `parseHostPorts`. */
+  hostPorts: (options: Options<string> & { defaultPort: number }) =>
+    variable('host:port list', options, (raw) => {
+      parseHostPorts(raw, options.defaultPort);
+      return raw;
+    }),
   oneOf: <T extends string>(values: readonly T[], options: Options<T>) =>
     variable<T>(`one of ${values.join(', ')}`, options, (raw) => {
       if (!values.includes(raw as T)) throw new Error(`must be one of ${values.join(', ')}`);
       return raw as T;
     }),
 };
+
+/** `host:port,host:port` (`[v6 address]:port`; `defaultPort` where the port is left out). */
+export function parseHostPorts(raw: string, defaultPort: number): Array<{ host: string; port: number }> {
+  return raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const match = /^(\[[^\]]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(entry);
+      if (!match) throw new Error(`must list host:port entries ("${entry}" is not one)`);
+      return { host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2] ?? defaultPort) };
+    });
+}
 
 export function loadConfig<S extends Schema>(
   schema: S,

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { SerialStatus } from '@licensing/contracts';
+import { redisConnection } from '@licensing/shared/config';
 import { uniqueNamespace, waitFor, TEST_REDIS_URL } from '@licensing/shared/testing';
 import { SerialStatusCache, cacheMetaKey, serialCacheKey } from './serial-status.cache';
 
 describe('SerialStatusCache against the real Redis', () => {
   const namespace = uniqueNamespace('rc');
   const cache = new SerialStatusCache({
-    url: TEST_REDIS_URL,
+    connection: redisConnection({ REDIS_URL: TEST_REDIS_URL }),
     namespace,
     ttlSeconds: 60,
     negativeTtlSeconds: 5,
@@ -139,7 +140,7 @@ describe('SerialStatusCache against the real Redis', () => {
 
   it('two caches on one Redis agree on one generation', async () => {
     const twin = new SerialStatusCache({
-      url: TEST_REDIS_URL,
+      connection: redisConnection({ REDIS_URL: TEST_REDIS_URL }),
       namespace,
       ttlSeconds: 60,
       negativeTtlSeconds: 5,
@@ -156,7 +157,7 @@ describe('SerialStatusCache against the real Redis', () => {
   it('fails at once, without queueing, when Redis cannot be reached', async () => {
     // Port 1 on loopback: nothing listens, the connection is refused.
     const unreachable = new SerialStatusCache({
-      url: 'redis://127.0.0.1:1',
+      connection: redisConnection({ REDIS_URL: 'redis://127.0.0.1:1' }),
       namespace,
       ttlSeconds: 60,
       negativeTtlSeconds: 5,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Redis, Result } from 'ioredis';
 import { SerialStatus } from '@licensing/contracts';
+import { RedisConnection } from '@licensing/shared/config';
 import { ThrottledWarning } from '@licensing/shared/logging';
 
 declare module 'ioredis' {
@@ -18,7 +19,8 @@ declare module 'ioredis' {
 }
 
 export interface SerialStatusCacheOptions {
-  url: string;
+  /** Where Redis is (`redisConnection` of the service's settings). */
+  connection: RedisConnection;
   /** BUS_NAMESPACE: environments sharing one Redis keep apart, as they do on NATS. */
   namespace: string;
   ttlSeconds: number;
@@ -121,7 +123,8 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
 
   constructor(private readonly options: SerialStatusCacheOptions) {
     this.metaKey = cacheMetaKey(options.namespace);
-    this.redis = new Redis(options.url, {
+    this.redis = new Redis({
+      ...options.connection,
       lazyConnect: true,
       enableOfflineQueue: false,
       // A command cut off by a dropped connection must not run later against whatever Redis answers then.
@@ -167,7 +170,9 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.checkTimer);
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await this.redis.quit().catch(() => undefined);
+    // Also closes what QUIT leaves open: the connections watching the sentinels for a failover.
+    this.redis.disconnect();
   }
 
   /**
