@@ -5,6 +5,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyReply, FastifyRequest } from 'fastify';
 import { createValidationPipe } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
+import { JsonText } from '@licensing/shared/messaging';
 import { inRequestSpan, tracing } from '@licensing/shared/tracing';
 import { assertScopes } from '../identity/scopes';
 import { ResponseKeysService } from '../signed-answers/response-keys.service';
@@ -125,13 +126,13 @@ export function registerDirectRoutes(app: NestFastifyApplication): void {
         const result = await (tracing.enabled
           ? inRequestSpan(request, () => requestContext.run(store, () => handler(...args)))
           : requestContext.run(store, () => handler(...args)));
-        if (!signer) return reply.send(result);
+        // A forwarded answer (`BusClient.forward`) is the service's JSON text, sent as it came.
+        const forwarded = result instanceof JsonText;
+        if (!signer && !forwarded) return reply.send(result);
         // Serialized here, as Fastify would serialize the object, so the signature covers the bytes sent.
-        const body = JSON.stringify(result);
-        return reply
-          .header(SIGNATURE_HEADER, signAnswer(body, signer, nonce!, new Date()))
-          .type('application/json; charset=utf-8')
-          .send(body);
+        const body = forwarded ? result.text : JSON.stringify(result);
+        if (signer) void reply.header(SIGNATURE_HEADER, signAnswer(body, signer, nonce!, new Date()));
+        return reply.type('application/json; charset=utf-8').send(body);
       } catch (error) {
         answerFailure(request, reply, error);
         return reply;

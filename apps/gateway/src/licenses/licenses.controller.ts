@@ -14,7 +14,7 @@ import {
   VerifyLicenseDto,
   VerifyResultView,
 } from '@licensing/contracts';
-import { BusClient } from '@licensing/shared/messaging';
+import { BusClient, JsonText } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
 import { Direct } from '../http/direct-routes';
 import { Answers } from '../http/answers';
@@ -97,8 +97,8 @@ export class LicensesController {
   @ApiProblems(['not_found', 'the product `product_id` does not exist in the organization'])
   @Direct()
   @SignedAnswer()
-  verify(@Body() dto: VerifyLicenseDto): Promise<VerifyResultView> {
-    return this.bus.send(Messages.license.verify, dto);
+  verify(@Body() dto: VerifyLicenseDto): Promise<JsonText<VerifyResultView>> {
+    return this.bus.forward(Messages.license.verify, dto);
   }
 
   @Post('validate')
@@ -118,8 +118,8 @@ export class LicensesController {
   @ApiProblems()
   @Direct()
   @SignedAnswer()
-  validate(@Body() dto: ValidateLicenseDto): Promise<ValidationResultView> {
-    return this.bus.send(Messages.license.validate, dto);
+  validate(@Body() dto: ValidateLicenseDto): Promise<JsonText<ValidationResultView>> {
+    return this.bus.forward(Messages.license.validate, dto);
   }
 
   @Get(':id')

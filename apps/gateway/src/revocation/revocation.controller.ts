@@ -7,7 +7,7 @@ import {
   SyncReportDto,
   SyncResultView,
 } from '@licensing/contracts';
-import { BusClient } from '@licensing/shared/messaging';
+import { BusClient, JsonText } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
 import { Operation } from '../http/operation';
 import { Direct } from '../http/direct-routes';
@@ -40,8 +40,8 @@ export class RevocationController {
   @ApiProblems()
   @Direct()
   @SignedAnswer()
-  check(@Body() dto: CheckRevocationDto): Promise<CheckRevocationView> {
-    return this.bus.send(Messages.revocation.check, dto);
+  check(@Body() dto: CheckRevocationDto): Promise<JsonText<CheckRevocationView>> {
+    return this.bus.forward(Messages.revocation.check, dto);
   }
 
   @Post('sync')
@@ -70,7 +70,7 @@ export class RevocationController {
   @ApiProblems()
   @Direct()
   @SignedAnswer()
-  sync(@Body() dto: SyncReportDto): Promise<SyncResultView> {
-    return this.bus.send(Messages.revocation.sync, dto);
+  sync(@Body() dto: SyncReportDto): Promise<JsonText<SyncResultView>> {
+    return this.bus.forward(Messages.revocation.sync, dto);
   }
 }

@@ -19,6 +19,7 @@ import { SpanKind, tracing } from '@licensing/shared/tracing';
 import { inSpan, messagingAttributes, subjectFamily, traceHeaders } from './bus-tracing';
 import { BusEnvelope } from './envelope';
 import { ReplyInbox } from './reply-inbox';
+import { JsonText, responseTextOf } from './reply-wire';
 import { namespaced } from './subjects';
 
 const codec = JSONCodec();
@@ -98,9 +99,31 @@ export class BusClient implements OnApplicationShutdown {
    * once (no responders) instead of waiting for the timeout.
    */
   async send<Request, Reply>(message: MessageDefinition<Request, Reply>, data: Request): Promise<Reply> {
+    return this.exchange<Request, Reply, Reply>(message, data, parsedReply);
+  }
+
+  /**
+   * `send`, answering the reply's JSON text as received instead of the parsed value: for a gateway
+   * route that hands the service's answer to its client unchanged, with no parse and no second
+   * serialization (both were a tenth of the gateway's CPU on check-revocation).
+   */
+  forward<Request, Reply>(
+    message: MessageDefinition<Request, Reply>,
+    data: Request,
+  ): Promise<JsonText<Reply>> {
+    return this.exchange<Request, Reply, JsonText<Reply>>(message, data, replyText);
+  }
+
+  private async exchange<Request, Reply, Answer>(
+    message: MessageDefinition<Request, Reply>,
+    data: Request,
+    read: ReplyReader<Answer>,
+  ): Promise<Answer> {
     const started = performance.now();
     try {
-      const reply = await (tracing.enabled ? this.tracedRequest(message, data) : this.request(message, data));
+      const reply = await (tracing.enabled
+        ? this.tracedRequest(message, data, read)
+        : this.request(message, data, read));
       observeBusRequest(message.subject, 'ok', started);
       return reply;
     } catch (error) {
@@ -110,10 +133,11 @@ export class BusClient implements OnApplicationShutdown {
   }
 
   /** The request in a client span, whose context its message carries to the handler. */
-  private tracedRequest<Request, Reply>(
+  private tracedRequest<Request, Reply, Answer>(
     message: MessageDefinition<Request, Reply>,
     data: Request,
-  ): Promise<Reply> {
+    read: ReplyReader<Answer>,
+  ): Promise<Answer> {
     const current = requestContext.current();
     return inSpan(
       `send ${message.subject}`,
@@ -125,14 +149,15 @@ export class BusClient implements OnApplicationShutdown {
           ...(current?.org_id ? { 'licensing.org_id': current.org_id } : {}),
         },
       },
-      () => this.request(message, data),
+      () => this.request(message, data, read),
     );
   }
 
-  private async request<Request, Reply>(
+  private async request<Request, Reply, Answer>(
     message: MessageDefinition<Request, Reply>,
     data: Request,
-  ): Promise<Reply> {
+    read: ReplyReader<Answer>,
+  ): Promise<Answer> {
     const { subject } = message;
     if (!this.connected) {
       throw new DomainError('unavailable', 'The message bus is unreachable; retry later');
@@ -148,19 +173,20 @@ export class BusClient implements OnApplicationShutdown {
       },
       data,
     };
-    let packet: ReplyPacket<Reply>;
+    const id = (this.packets++).toString(36);
+    let answer: Answer | Failure;
     try {
       const reply = await this.inbox!.request(
         target,
-        codec.encode({ pattern: target, data: envelope, id: (this.packets++).toString(36) }),
+        codec.encode({ pattern: target, data: envelope, id }),
         tracing.enabled ? traceHeaders() : undefined,
       );
-      packet = codec.decode(reply.data) as ReplyPacket<Reply>;
+      answer = read(utf8.decode(reply.data), id);
     } catch (error) {
       throw this.translate(subject, error);
     }
-    if (packet.err !== undefined && packet.err !== null) throw this.translate(subject, packet.err);
-    return packet.response as Reply;
+    if (answer instanceof Failure) throw this.translate(subject, answer.err);
+    return answer;
   }
 
   /**
@@ -264,3 +290,26 @@ export class BusClient implements OnApplicationShutdown {
 
 const observeBusRequest = (subject: string, outcome: string, started: number): void =>
   Metrics.busRequestDuration.observe({ subject, outcome }, (performance.now() - started) / 1000);
+
+/** The error a service answered with (a reply whose `err` is set). */
+class Failure {
+  constructor(readonly err: unknown) {}
+}
+
+/** Reads a reply's text: the answer, or the service's error. Throws on text that is not a reply. */
+type ReplyReader<Answer> = (text: string, id: string) => Answer | Failure;
+
+const utf8 = new TextDecoder();
+
+function parsedReply<Reply>(text: string): Reply | Failure {
+  const packet = JSON.parse(text) as ReplyPacket<Reply>;
+  if (packet.err !== undefined && packet.err !== null) return new Failure(packet.err);
+  return packet.response as Reply;
+}
+
+function replyText<Reply>(text: string, id: string): JsonText<Reply> | Failure {
+  const response = responseTextOf(text, id);
+  if (response !== undefined) return new JsonText(response);
+  const parsed = parsedReply<Reply>(text);
+  return parsed instanceof Failure ? parsed : new JsonText(JSON.stringify(parsed) ?? 'null');
+}

@@ -12,3 +12,4 @@ export * from './decode-message';
 export * from './health.controller';
 export * from './readiness';
 export * from './direct-dispatch';
+export * from './reply-wire';

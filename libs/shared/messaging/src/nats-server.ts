@@ -5,6 +5,7 @@ import { inSpan, messagingAttributes, traceContextOf } from './bus-tracing';
 import { DirectHandler, HandlerAnswer } from './direct-dispatch';
 import { BusEnvelope } from './envelope';
 import { namespaced } from './subjects';
+import { encodeReply } from './reply-wire';
 
 const codec = JSONCodec<{ id?: unknown; data?: Partial<BusEnvelope> }>();
 
@@ -76,7 +77,7 @@ export class NamespacedNatsServer extends ServerNats {
     if (packet?.id === undefined) return this.nestHandles(channel, message);
     const answer = await handler(packet.data, message.subject);
     try {
-      message.respond(JSON.stringify({ ...answer, isDisposed: true, id: packet.id }));
+      message.respond(encodeReply(answer, packet.id));
     } catch (error) {
       // The connection closed under the request (a shutdown past its grace period): the caller
       // times out and retries; nothing else to do.

@@ -1,7 +1,8 @@
 import { defineMessage } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
-import { BusClient } from '@licensing/shared/messaging';
+import { connect, NatsConnection, StringCodec } from 'nats';
+import { BusClient, JsonText, encodeReply, namespaced } from '@licensing/shared/messaging';
 import { ScriptedPeer } from './bus';
 import { TEST_NATS_URL, uniqueNamespace } from './environment';
 
@@ -82,6 +83,62 @@ describe('BusClient', () => {
     );
     expect(replies).toEqual(Array.from({ length: 500 }, (_, i) => ({ echoed: { i } })));
     expect(await silent).toMatchObject({ code: 'unavailable' });
+  });
+
+  describe('forward: the reply text as received', () => {
+    let raw: NatsConnection;
+    /** What the raw service answers for a request id: the exact text of its reply. */
+    let answer: (id: string) => string;
+
+    beforeAll(async () => {
+      raw = await connect({ servers: TEST_NATS_URL });
+      const text = StringCodec();
+      raw.subscribe(namespaced(namespace, 'test.raw.v1'), {
+        callback: (_, message) => {
+          const { id } = JSON.parse(text.decode(message.data)) as { id: string };
+          message.respond(text.encode(answer(id)));
+        },
+      });
+      await raw.flush();
+    });
+    afterAll(() => raw.close());
+
+    it("passes a direct handler's response through untouched, byte for byte", async () => {
+      // Spacing and key order a parse and a second serialization would not keep.
+      const response = '{"z": 1,  "a": ["x" , {"é": null}]}';
+      answer = (id) => `{"response":${response},"isDisposed":true,"id":${JSON.stringify(id)}}`;
+      const forwarded = await client.forward(defineMessage('test.raw.v1'), {});
+      expect(forwarded).toBeInstanceOf(JsonText);
+      expect(forwarded.text).toBe(response);
+    });
+
+    it('reads what encodeReply writes, and nothing else, as a response to pass through', async () => {
+      answer = (id) => encodeReply({ response: { ok: true, serials: ['A', 'B'] } }, id);
+      expect((await client.forward(defineMessage('test.raw.v1'), {})).text).toBe(
+        '{"ok":true,"serials":["A","B"]}',
+      );
+      // The id must be this request's: a reply that names another is parsed, not cut.
+      answer = () => encodeReply({ response: { ok: 1 } }, 'another');
+      expect((await client.forward(defineMessage('test.raw.v1'), {})).text).toBe('{"ok":1}');
+    });
+
+    it("serializes a reply of another shape (Nest's own order) after parsing it", async () => {
+      await expect(client.forward(defineMessage('test.echo.v1'), { a: 1 })).resolves.toEqual(
+        new JsonText('{"echoed":{"a":1}}'),
+      );
+    });
+
+    it('turns an error reply into the same DomainError as send', async () => {
+      await expect(client.forward(defineMessage('test.refuse.v1'), {})).rejects.toMatchObject({
+        code: 'seat_limit_reached',
+        status: 409,
+      });
+      answer = (id) => encodeReply({ err: { code: 'not_found', status: 404, message: 'gone' } }, id);
+      await expect(client.forward(defineMessage('test.raw.v1'), {})).rejects.toMatchObject({
+        code: 'not_found',
+        status: 404,
+      });
+    });
   });
 
   it("carries the caller's request id and organization", async () => {
