@@ -403,6 +403,13 @@ describe('analytics service', () => {
           { fingerprint: 'fp-a', last_sync_at: '2026-03-01T10:05:00.000Z' },
         ],
         total: 2,
+        // By UTC day: the last millisecond of a day stays in it; a report without a fingerprint
+        // counts as a sync, not as a machine.
+        daily: [
+          { day: '2026-02-28', syncs: 1, machines: 0 },
+          { day: '2026-03-01', syncs: 2, machines: 2 },
+          { day: '2026-03-03', syncs: 1, machines: 0 },
+        ],
       });
       expect(
         await org().send(Messages.analytics.licenseUsage, { id: l1, per_page: 1, page: 2 }),
@@ -428,6 +435,7 @@ describe('analytics service', () => {
         versions: [],
         fingerprints: [],
         total: 0,
+        daily: [],
       });
       await expect(org().send(Messages.analytics.licenseUsage, { id: randomUUID() })).rejects.toMatchObject({
         code: 'not_found',

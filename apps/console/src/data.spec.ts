@@ -1,5 +1,5 @@
 import {
-  machinesByLastSync,
+  dailyUsageSeries,
   pageInfo,
   problemMessage,
   queryString,
@@ -134,22 +134,23 @@ describe('usageSeries', () => {
   });
 });
 
-describe('machinesByLastSync', () => {
-  it('counts machines by the UTC day of their last sync, over the last 30 days', () => {
+describe('dailyUsageSeries', () => {
+  it('lays the API days on the last 30 UTC days, with zeros for days without a sync', () => {
     const now = new Date('2030-05-10T13:45:00.000Z');
-    const [xs, counts] = machinesByLastSync(
+    const [xs, syncs, machines] = dailyUsageSeries(
       [
-        { last_sync_at: '2030-05-10T01:00:00.000Z' },
-        { last_sync_at: '2030-05-10T12:00:00.000Z' },
-        { last_sync_at: '2030-05-01T12:00:00.000Z' },
-        { last_sync_at: '2029-01-01T00:00:00.000Z' },
+        { day: '2029-01-01', syncs: 9, machines: 9 },
+        { day: '2030-05-01', syncs: 4, machines: 2 },
+        { day: '2030-05-10', syncs: 7, machines: 3 },
       ],
       now,
     );
     expect(xs).toHaveLength(30);
-    expect(counts!.at(-1)).toBe(2);
-    expect(counts![xs.indexOf(Date.parse('2030-05-01T00:00:00.000Z') / 1000)]).toBe(1);
-    expect(counts!.reduce((a, b) => a + b, 0)).toBe(3);
+    expect(syncs!.at(-1)).toBe(7);
+    expect(machines!.at(-1)).toBe(3);
+    const first = xs.indexOf(Date.parse('2030-05-01T00:00:00.000Z') / 1000);
+    expect([syncs![first], machines![first]]).toEqual([4, 2]);
+    expect(syncs!.reduce((a, b) => a + b, 0)).toBe(11);
   });
 });
 

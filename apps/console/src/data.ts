@@ -117,27 +117,26 @@ export function usageSeries(buckets: UsageBucket[], range: Pick<TimeRange, 'from
 }
 
 /**
- * A license's machines by the UTC day of their last sync, over the last `days` days (the usage
- * history the API keeps per license: each machine's most recent sync).
+ * A license's syncs and machines per UTC day over the last `days` days, from the usage API's
+ * `daily` (which leaves out days without a sync: those are zeros here).
  */
-export function machinesByLastSync(
-  fingerprints: { last_sync_at: string }[],
+export function dailyUsageSeries(
+  daily: { day: string; syncs: number; machines: number }[],
   now: Date,
   days = 30,
 ): ChartData {
-  const range = timeRange('30d', now);
-  const from = range.to.getTime() - days * DAY;
+  const to = timeRange('30d', now).to.getTime();
+  const from = to - days * DAY;
+  const byDay = new Map(daily.map((entry) => [Date.parse(`${entry.day}T00:00:00.000Z`), entry]));
   const xs: number[] = [];
-  const counts: number[] = [];
-  for (let at = from; at < range.to.getTime(); at += DAY) {
+  const syncs: number[] = [];
+  const machines: number[] = [];
+  for (let at = from; at < to; at += DAY) {
     xs.push(at / 1000);
-    counts.push(0);
+    syncs.push(byDay.get(at)?.syncs ?? 0);
+    machines.push(byDay.get(at)?.machines ?? 0);
   }
-  for (const { last_sync_at } of fingerprints) {
-    const index = Math.floor((Date.parse(last_sync_at) - from) / DAY);
-    if (index >= 0 && index < counts.length) counts[index]! += 1;
-  }
-  return [xs, counts];
+  return [xs, syncs, machines];
 }
 
 /** The largest count first, as the share of the biggest (for bar widths), at most `limit` rows. */

@@ -68,6 +68,7 @@ export interface LicenseUsage {
   versions: string[];
   fingerprints: { fingerprint: string; last_sync_at: string }[];
   total: number;
+  daily: { day: string; syncs: number; machines: number }[];
 }
 
 export interface AuditEvent {

@@ -93,6 +93,11 @@ describe('usage analytics through the gateway', () => {
       versions: ['2.4.1', '2.10.0'],
       fingerprints: byRecency.map((machine) => ({ fingerprint: machine, last_sync_at: lastOf(machine) })),
       total: 3,
+      daily: [...new Set(answered.map((a) => a.server_time.slice(0, 10)))].map((day) => ({
+        day,
+        syncs: answered.filter((a) => a.server_time.startsWith(day)).length,
+        machines: new Set(answered.filter((a) => a.server_time.startsWith(day)).map((a) => a.machine)).size,
+      })),
     });
     const secondPage = await reader.get(`/v1/licenses/${license.id}/usage?per_page=2&page=2`);
     expect(secondPage.body).toMatchObject({
@@ -153,6 +158,7 @@ describe('usage analytics through the gateway', () => {
       versions: [],
       fingerprints: [],
       total: 0,
+      daily: [],
     });
     const missing = await reader.get(`/api/v1/licenses/${randomUUID()}/usage`);
     expect(missing.status).toBe(404);

@@ -35,6 +35,7 @@ export interface LicenseUsageRow {
   versions: string[];
   fingerprints: Array<{ fingerprint: string; last_sync_at: string }>;
   total: number;
+  daily: Array<{ day: string; syncs: number; machines: number }>;
 }
 
 const HOUR_MS = 3600_000;
@@ -203,7 +204,11 @@ export class AnalyticsRepository {
               (SELECT count(*)::int FROM prints) AS total,
               (SELECT coalesce(json_agg(p), '[]'::json) FROM (
                  SELECT fingerprint, last_sync_at FROM prints
-                  ORDER BY last_sync_at DESC, fingerprint COLLATE "C" ASC LIMIT $3 OFFSET $4) p) AS fingerprints
+                  ORDER BY last_sync_at DESC, fingerprint COLLATE "C" ASC LIMIT $3 OFFSET $4) p) AS fingerprints,
+              (SELECT coalesce(json_agg(d ORDER BY d.day), '[]'::json) FROM (
+                 SELECT to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS syncs,
+                        count(DISTINCT hardware_fingerprint)::int AS machines
+                   FROM mine GROUP BY 1) d) AS daily
          FROM (SELECT count(*)::int AS syncs,
                       max(received_at) AS last_sync_at,
                       max(seats_in_use) AS peak_seats_in_use,

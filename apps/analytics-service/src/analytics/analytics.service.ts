@@ -113,6 +113,7 @@ export class AnalyticsService {
         last_sync_at: new Date(f.last_sync_at).toISOString(),
       })),
       total: usage.total,
+      daily: usage.daily,
     };
   }
 

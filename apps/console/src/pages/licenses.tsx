@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
-import { formatTime, machinesByLastSync, pageInfo, queryString, wordList } from '../data';
+import { formatTime, dailyUsageSeries, pageInfo, queryString, wordList } from '../data';
 import {
   Activation,
   AuditEvent,
@@ -405,11 +405,10 @@ export function LicenseDetail({ id }: { id: string }) {
                   in use; versions {u.versions.join(', ') || '—'}.
                 </p>
                 <Chart
-                  title="Machines by day of their last sync (30 days)"
-                  data={machinesByLastSync(u.fingerprints, now)}
-                  series={['Machines']}
-                  summary={`${u.total} machines`}
-                  bars
+                  title="Syncs and machines per day (30 days)"
+                  data={dailyUsageSeries(u.daily, now)}
+                  series={['Syncs', 'Machines']}
+                  summary={`${u.syncs} syncs from ${u.total} machines`}
                 />
               </>
             )

@@ -1465,6 +1465,16 @@ export interface components {
             /** Format: date-time */
             last_sync_at: string;
         };
+        LicenseUsageDayView: {
+            /**
+             * Format: date
+             * @example 2026-11-23
+             */
+            day: string;
+            syncs: number;
+            /** @description Distinct machines (hardware fingerprints) that synced that day */
+            machines: number;
+        };
         LicenseUsageView: {
             /** Format: uuid */
             license_id: string;
@@ -1476,6 +1486,8 @@ export interface components {
             fingerprints: components["schemas"]["FingerprintSeenView"][];
             /** @description Distinct fingerprints seen (fingerprints is paginated) */
             total: number;
+            /** @description Syncs and machines per UTC day over the reports kept (ANALYTICS_RAW_RETENTION_DAYS), oldest first; days without a sync are left out */
+            daily: components["schemas"]["LicenseUsageDayView"][];
         };
         CreateWebhookDto: {
             /**

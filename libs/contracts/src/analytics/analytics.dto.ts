@@ -64,6 +64,13 @@ export class FingerprintSeenView {
   @ApiProperty({ format: 'date-time' }) last_sync_at!: string;
 }
 
+export class LicenseUsageDayView {
+  @ApiProperty({ format: 'date', example: '2026-11-23' }) day!: string;
+  @ApiProperty() syncs!: number;
+  @ApiProperty({ description: 'Distinct machines (hardware fingerprints) that synced that day' })
+  machines!: number;
+}
+
 export class LicenseUsageView {
   @ApiProperty({ format: 'uuid' }) license_id!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) last_sync_at!: string | null;
@@ -72,6 +79,12 @@ export class LicenseUsageView {
   @ApiProperty({ type: [String] }) versions!: string[];
   @ApiProperty({ type: [FingerprintSeenView] }) fingerprints!: FingerprintSeenView[];
   @ApiProperty({ description: 'Distinct fingerprints seen (fingerprints is paginated)' }) total!: number;
+  @ApiProperty({
+    type: [LicenseUsageDayView],
+    description:
+      'Syncs and machines per UTC day over the reports kept (ANALYTICS_RAW_RETENTION_DAYS), oldest first; days without a sync are left out',
+  })
+  daily!: LicenseUsageDayView[];
 }
 
 export class LicenseUsageQueryDto extends PageQueryDto {
