@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { ApiClient, ApiResponse, waitFor } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair, uniqueCode } from './support/fixtures';
@@ -43,6 +44,36 @@ describe('input that no service could store is a 400 naming the field, never a 5
     const response = await org.api.post('/api/v1/products', { name, code: uniqueCode() });
     expectFieldError(response, 'name');
     expect(await productCount()).toBe(before);
+  });
+
+  it('answers a request line and headers over 16 KiB, or bytes that are not HTTP, in problem+json', async () => {
+    const tooLong = await fetch(`${stack.baseUrl}/api/v1/webhooks/${'x'.repeat(20_000)}`, {
+      headers: { authorization: `Bearer ${org.adminKey}` },
+    });
+    expect(tooLong.status).toBe(431);
+    expect(tooLong.headers.get('content-type')).toBe('application/problem+json');
+    expect(await tooLong.json()).toEqual({
+      type: 'about:blank',
+      title: 'Request Header Fields Too Large',
+      status: 431,
+      code: 'validation_failed',
+      detail: 'The request line and headers are larger than 16 KiB',
+    });
+
+    const { port } = new URL(stack.baseUrl);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.end('NOT HTTP AT ALL\r\n\r\n'));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(answer).toContain('Content-Type: application/problem+json');
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      status: 400,
+      code: 'validation_failed',
+    });
   });
 
   it('refuses a NUL character in a nested field and in an array element, naming the path', async () => {

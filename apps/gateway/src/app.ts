@@ -13,6 +13,7 @@ import { measureHttpRequests, serveMetrics } from '@licensing/shared/metrics';
 import { traceHttpRequests } from '@licensing/shared/tracing';
 import { GATEWAY_SCHEMA, GatewayModule } from './app.module';
 import { GatewayConfig } from './config';
+import { answerClientError } from './http/client-errors';
 import { serveConsole } from './http/console';
 import { registerDirectRoutes } from './http/direct-routes';
 import { closeGracefully } from './http/graceful-close';
@@ -47,6 +48,8 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
     // The API key is still checked first; `app` exists by the time a request arrives.
     frameworkErrors: (_error: Error, request: FastifyRequest, reply: FastifyReply) =>
       void answerUnroutable(request, reply, app.get(ApiKeysService)),
+    // What the HTTP parser refuses (headers over 16 KiB, not HTTP) is answered in problem+json too.
+    clientErrorHandler: answerClientError,
     // The caller's x-request-id is kept when it is a sane token, so one id follows a request end to end.
     genReqId: (request: IncomingMessage) => {
       const given = request.headers['x-request-id'];
