@@ -15,6 +15,9 @@ const { values: args } = parseArgs({
     licenses: { type: 'string', default: '200000' },
     days: { type: 'string', default: '30' },
     ingest: { type: 'string', default: '100000' },
+    // Licenses the ingest reports come from: each reports ingest / this many times. The default, 4,
+    // is a fleet syncing every 15 minutes seen over an hour; 1 makes every report a new license.
+    'reports-per-license': { type: 'string', default: '4' },
     samples: { type: 'string', default: '20' },
     database: { type: 'string' },
     keep: { type: 'boolean', default: false },
@@ -25,6 +28,7 @@ const REPORTS = args.smoke ? 20_000 : Number(args.reports);
 const LICENSES = args.smoke ? 2_000 : Number(args.licenses);
 const DAYS = Number(args.days);
 const INGEST = args.smoke ? 2_000 : Number(args.ingest);
+const INGEST_LICENSES = Math.max(1, Math.round(INGEST / Number(args['reports-per-license'])));
 const SAMPLES = args.smoke ? 3 : Number(args.samples);
 const SERVER = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
 const UNIQUE = randomBytes(5).toString('hex');
@@ -51,12 +55,12 @@ const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 10
 const rollupDay = (day) => {
   const span = `received_at >= '${day}T00:00:00Z' AND received_at < ('${day}'::date + 1)::timestamp AT TIME ZONE 'UTC'`;
   const all = `'00000000-0000-0000-0000-000000000000'::uuid`;
+  const bit = `1 << extract(hour FROM received_at AT TIME ZONE 'UTC')::int`;
   return [
-    `INSERT INTO analytics.sync_report_ids SELECT report_id, received_at FROM analytics.sync_reports WHERE ${span} ORDER BY 1`,
-    `INSERT INTO analytics.active_licenses_hourly SELECT DISTINCT org_id, product_id, date_trunc('hour', received_at, 'UTC'), license_id FROM analytics.sync_reports WHERE ${span}`,
-    `INSERT INTO analytics.active_licenses_daily SELECT DISTINCT org_id, product_id, '${day}'::date, license_id FROM analytics.sync_reports WHERE ${span}`,
-    `INSERT INTO analytics.active_fingerprints_hourly SELECT DISTINCT org_id, p, date_trunc('hour', received_at, 'UTC'), hardware_fingerprint FROM analytics.sync_reports, LATERAL (VALUES (product_id), (${all})) s(p) WHERE ${span} AND hardware_fingerprint IS NOT NULL`,
-    `INSERT INTO analytics.active_fingerprints_daily SELECT DISTINCT org_id, p, '${day}'::date, hardware_fingerprint FROM analytics.sync_reports, LATERAL (VALUES (product_id), (${all})) s(p) WHERE ${span} AND hardware_fingerprint IS NOT NULL`,
+    `INSERT INTO analytics.report_id_months VALUES (date_trunc('month', '${day}'::date)) ON CONFLICT DO NOTHING`,
+    `INSERT INTO analytics.sync_report_ids SELECT report_id, date_trunc('month', '${day}'::date) FROM analytics.sync_reports WHERE ${span} ORDER BY 1`,
+    `INSERT INTO analytics.active_licenses_daily SELECT org_id, product_id, '${day}'::date, license_id, bit_or(${bit}), bit_or(${bit}) FROM analytics.sync_reports WHERE ${span} GROUP BY 1, 2, 3, 4`,
+    `INSERT INTO analytics.active_fingerprints_daily SELECT org_id, p, '${day}'::date, hardware_fingerprint, bit_or(${bit}), bit_or(${bit}) FROM analytics.sync_reports, LATERAL (VALUES (product_id), (${all})) s(p) WHERE ${span} AND hardware_fingerprint IS NOT NULL GROUP BY 1, 2, 3, 4`,
     `INSERT INTO analytics.usage_hourly SELECT org_id, p, date_trunc('hour', received_at, 'UTC'), count(*), count(DISTINCT license_id), count(DISTINCT hardware_fingerprint), max(seats_in_use) FROM analytics.sync_reports, LATERAL (VALUES (product_id), (${all})) s(p) WHERE ${span} GROUP BY 1, 2, 3`,
     `INSERT INTO analytics.usage_daily SELECT org_id, p, '${day}'::date, count(*), count(DISTINCT license_id), count(DISTINCT hardware_fingerprint), max(seats_in_use) FROM analytics.sync_reports, LATERAL (VALUES (product_id), (${all})) s(p) WHERE ${span} GROUP BY 1, 2`,
     `INSERT INTO analytics.feature_usage_hourly SELECT org_id, product_id, date_trunc('hour', received_at, 'UTC'), f, count(*) FROM analytics.sync_reports, unnest(features_used) f WHERE ${span} GROUP BY 1, 2, 3, 4`,
@@ -131,11 +135,13 @@ async function main() {
       await db.query(generateDay(day, Math.round(REPORTS / DAYS)));
       for (const sql of rollupDay(day)) await db.query(sql);
     }
-    // What the store function's last-seen upserts leave: each license's and machine's latest hour.
+    // What the store function's last-seen upserts leave: each license's and machine's latest hour,
+    // the highest bit of its latest day's mask.
+    const lastHour = `(max(day)::timestamp + (floor(log(2, (array_agg(hours ORDER BY day DESC))[1]))::int) * interval '1 hour') AT TIME ZONE 'UTC'`;
     await db.query(`INSERT INTO analytics.license_last_seen
-      SELECT org_id, product_id, license_id, max(hour) FROM analytics.active_licenses_hourly GROUP BY 1, 2, 3`);
+      SELECT org_id, product_id, license_id, ${lastHour} FROM analytics.active_licenses_daily GROUP BY 1, 2, 3`);
     await db.query(`INSERT INTO analytics.fingerprint_last_seen
-      SELECT org_id, product_id, fingerprint, max(hour) FROM analytics.active_fingerprints_hourly GROUP BY 1, 2, 3`);
+      SELECT org_id, product_id, fingerprint, ${lastHour} FROM analytics.active_fingerprints_daily GROUP BY 1, 2, 3`);
     await db.query('ANALYZE');
     await db.query('VACUUM analytics.license_last_seen, analytics.fingerprint_last_seen');
     log(`  generated in ${(ms(start) / 1000).toFixed(0)} s`);
@@ -212,19 +218,21 @@ async function main() {
       ])
     ).rows[0].n,
   );
+  const fleet = Array.from({ length: INGEST_LICENSES }, () => randomUUID());
   const publishStart = process.hrtime.bigint();
   let published = 0;
   const worker = async () => {
     while (published < INGEST) {
       const i = published++;
-      const o = orgs[i % ORGS];
+      const l = i % INGEST_LICENSES;
+      const o = orgs[l % ORGS];
       const record = {
         report_id: randomUUID(),
         org_id: o.id,
-        license_id: randomUUID(),
+        license_id: fleet[l],
         product_id: o.id,
-        serial: `LIC-INGEST-${i}`,
-        hardware_fingerprint: `machine-${i % 50_000}`,
+        serial: `LIC-INGEST-${l}`,
+        hardware_fingerprint: `machine-${l}`,
         app_version: '3.0.0',
         features_used: i % 2 ? ['pro'] : ['pro', 'export'],
         seats_in_use: 1 + (i % 5),
@@ -251,7 +259,7 @@ async function main() {
     await db.query(
       `SELECT sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname LIKE 'sync_reports_p%') AS raw,
               sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname LIKE 'active_%_p%') AS active,
-              sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname = 'sync_report_ids') AS ids,
+              sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname LIKE 'sync_report_ids_p%') AS ids,
               sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname LIKE '%_last_seen') AS last_seen,
               sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname ~ '^(usage|feature|version)_.*_p\\d+$') AS rollups
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'analytics' AND c.relkind = 'r'`,
@@ -273,7 +281,7 @@ async function main() {
   log(`| last-seen rows | ${(Number(disk.last_seen) / 2 ** 20).toFixed(0)} MiB in all |`);
   log(`\n| ingest | value |\n|---|--:|`);
   log(
-    `| reports published (64 publishers in flight) | ${INGEST.toLocaleString()} in ${(publishMs / 1000).toFixed(1)} s |`,
+    `| reports published (64 publishers in flight) | ${INGEST.toLocaleString()} from ${INGEST_LICENSES.toLocaleString()} licenses in ${(publishMs / 1000).toFixed(1)} s |`,
   );
   log(`| counted by analytics | ${(after - before).toLocaleString()} |`);
   log(

@@ -3,7 +3,7 @@ import { schemaDrift } from '@licensing/shared/database';
 import { TEST_DATABASE_URL } from '@licensing/shared/testing';
 import { ANALYTICS_ENTITIES, ANALYTICS_SCHEMA } from './app.module';
 import { ANALYTICS_MIGRATIONS } from './migrations';
-import { DAILY_PARTITIONED, MONTHLY_PARTITIONED } from './partitions/partitions.service';
+import { DAILY_PARTITIONED, MONTHLY_PARTITIONED, REPORT_IDS } from './partitions/partitions.service';
 
 describe('the analytics-service schema (analytics)', () => {
   it('leaves no difference between its entities and its migrations', async () => {
@@ -18,7 +18,7 @@ describe('the analytics-service schema (analytics)', () => {
 
   // The entities cannot state partitioning (TypeORM has no PARTITION BY), so the comparison above
   // is blind to it: this states it instead.
-  it('partitions raw reports and active rows by day, and rollups by month, on their time column', async () => {
+  it('partitions raw reports and active rows by day, rollups by month and report ids by their month', async () => {
     const dataSource = new DataSource({ type: 'postgres', url: TEST_DATABASE_URL });
     await dataSource.initialize();
     try {
@@ -31,16 +31,17 @@ describe('the analytics-service schema (analytics)', () => {
       );
       expect(Object.fromEntries(rows.map((row) => [row.table, row.key]))).toEqual({
         active_fingerprints_daily: 'RANGE (day)',
-        active_fingerprints_hourly: 'RANGE (hour)',
         active_licenses_daily: 'RANGE (day)',
-        active_licenses_hourly: 'RANGE (hour)',
         feature_usage_hourly: 'RANGE (hour)',
+        sync_report_ids: 'RANGE (claimed_month)',
         sync_reports: 'RANGE (received_at)',
         usage_daily: 'RANGE (day)',
         usage_hourly: 'RANGE (hour)',
         version_usage_hourly: 'RANGE (hour)',
       });
-      expect([...DAILY_PARTITIONED, ...MONTHLY_PARTITIONED].sort()).toEqual(rows.map((row) => row.table));
+      expect([...DAILY_PARTITIONED, ...MONTHLY_PARTITIONED, REPORT_IDS].sort()).toEqual(
+        rows.map((row) => row.table),
+      );
     } finally {
       await dataSource.destroy();
     }

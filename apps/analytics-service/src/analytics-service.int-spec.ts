@@ -562,18 +562,19 @@ describe('analytics service', () => {
     const month = await org.send(Messages.analytics.active, { window: '30d' });
     expect(month).toMatchObject({ window: '30d', licenses: 3, machines: 3 });
     expect(month.from).toMatch(/T00:00:00\.000Z$/);
-    // The same counts as distinct licenses and machines over the window's active rows.
+    // The same counts as distinct licenses and machines over the hours of the window's active rows.
     for (const window of ['24h', '7d', '30d'] as const) {
       for (const product_id of [undefined, p1, p2]) {
         const answer = await org.send(Messages.analytics.active, { window, product_id });
-        const unit = window === '24h' ? 'hour' : 'day';
-        const start = unit === 'hour' ? answer.from : answer.from.slice(0, 10);
+        const hoursSince = (table: string) =>
+          `FROM analytics.${table} CROSS JOIN generate_series(0, 23) h
+            WHERE hours & (1 << h) <> 0 AND (day::timestamp + h * interval '1 hour') AT TIME ZONE 'UTC' >= $3`;
         const [counted] = await app.get(DataSource).query(
-          `SELECT (SELECT count(DISTINCT license_id)::int FROM analytics.active_licenses_${unit === 'hour' ? 'hourly' : 'daily'}
-                    WHERE org_id = $1 AND ($2::uuid IS NULL OR product_id = $2) AND ${unit} >= $3) AS licenses,
-                  (SELECT count(DISTINCT fingerprint)::int FROM analytics.active_fingerprints_${unit === 'hour' ? 'hourly' : 'daily'}
-                    WHERE org_id = $1 AND product_id = coalesce($2::uuid, $4::uuid) AND ${unit} >= $3) AS machines`,
-          [orgId, product_id ?? null, start, ALL_PRODUCTS],
+          `SELECT (SELECT count(DISTINCT license_id)::int ${hoursSince('active_licenses_daily')}
+                      AND org_id = $1 AND ($2::uuid IS NULL OR product_id = $2)) AS licenses,
+                  (SELECT count(DISTINCT fingerprint)::int ${hoursSince('active_fingerprints_daily')}
+                      AND org_id = $1 AND product_id = coalesce($2::uuid, $4::uuid)) AS machines`,
+          [orgId, product_id ?? null, answer.from, ALL_PRODUCTS],
         );
         expect({ window, product_id, licenses: answer.licenses, machines: answer.machines }).toEqual({
           window,
@@ -594,30 +595,109 @@ describe('analytics service', () => {
       hardware_fingerprint: 'm-old',
       received_at: '2016-01-15T12:00:00.000Z',
     });
-    await app
-      .get(DataSource)
-      .query('SELECT analytics.store_sync_reports($1::jsonb)', [JSON.stringify([old])]);
+    const dataSource = app.get(DataSource);
+    await dataSource.query('SELECT analytics.store_sync_reports($1::jsonb)', [JSON.stringify([old])]);
+    // An id a batch claimed in January 2016 (this one, arriving late, was claimed this month).
+    const claimedThen = randomUUID();
+    await dataSource.query(`INSERT INTO analytics.sync_report_ids VALUES ($1, '2016-01-01')`, [claimedThen]);
     const leftOf = async () =>
       (
-        await app.get(DataSource).query(
-          `SELECT (SELECT count(*)::int FROM analytics.sync_report_ids WHERE report_id = $1) AS ids,
+        await dataSource.query(
+          `SELECT (SELECT count(*)::int FROM analytics.sync_report_ids WHERE report_id = $1) AS ids_now,
+                  (SELECT count(*)::int FROM analytics.sync_report_ids WHERE report_id = $3) AS ids_then,
                   (SELECT count(*)::int FROM analytics.license_last_seen WHERE org_id = $2) AS licenses,
                   (SELECT count(*)::int FROM analytics.fingerprint_last_seen WHERE org_id = $2) AS machines`,
-          [old.report_id, old.org_id],
+          [old.report_id, old.org_id, claimedThen],
         )
       )[0];
-    expect(await leftOf()).toEqual({ ids: 1, licenses: 1, machines: 2 });
+    expect(await leftOf()).toEqual({ ids_now: 1, ids_then: 1, licenses: 1, machines: 2 });
     const partitions = () =>
-      app
-        .get(DataSource)
+      dataSource
         .query<Array<{ relname: string }>>(
           "SELECT relname FROM pg_class WHERE relname LIKE '%\\_p201601%' ORDER BY relname",
         )
         .then((rows) => rows.map((row) => row.relname));
-    expect(await partitions()).toContain('sync_reports_p20160115');
+    expect(await partitions()).toEqual(
+      expect.arrayContaining([
+        'sync_reports_p20160115',
+        'active_licenses_daily_p20160115',
+        'sync_report_ids_p201601',
+      ]),
+    );
     await app.get(PartitionMaintenanceJob).run();
     expect(await partitions()).toEqual([]);
-    expect(await leftOf()).toEqual({ ids: 0, licenses: 0, machines: 0 });
+    // This month's ids stay as long as any raw report of this month can.
+    expect(await leftOf()).toEqual({ ids_now: 1, ids_then: 0, licenses: 0, machines: 0 });
+  });
+
+  it('refuses a report_id that an earlier month still holds', async () => {
+    const orgId = randomUUID();
+    const dataSource = app.get(DataSource);
+    const first = report(orgId, { received_at: new Date().toISOString() });
+    const store = (reports: unknown[]) =>
+      dataSource.query<Array<{ inserted: number }>>(
+        'SELECT analytics.store_sync_reports($1::jsonb) AS inserted',
+        [JSON.stringify(reports)],
+      );
+    expect(await store([first])).toEqual([{ inserted: 1 }]);
+    // As if it had been claimed last month: the copy that comes back now is not counted again.
+    const lastMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 15));
+    await app.get(PartitionsService).ensure([lastMonth.toISOString().slice(0, 10)]);
+    await dataSource.query(
+      `UPDATE analytics.sync_report_ids SET claimed_month = date_trunc('month', $2::date) WHERE report_id = $1`,
+      [first.report_id, lastMonth.toISOString().slice(0, 10)],
+    );
+    expect(await store([{ ...first, received_at: new Date().toISOString() }])).toEqual([{ inserted: 0 }]);
+    expect(await stored(orgId, [first.report_id])).toMatchObject({ raw: 1, ids: 1, syncs: 1 });
+  });
+
+  it("holds a month's first batch until every batch that locked the month before has committed", async () => {
+    const dataSource = app.get(DataSource);
+    const thisMonth = `${new Date().toISOString().slice(0, 7)}-01`;
+    const lastMonthKey = Number(
+      new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 1))
+        .toISOString()
+        .slice(0, 7)
+        .replace('-', ''),
+    );
+    const before = dataSource.createQueryRunner();
+    try {
+      await before.connect();
+      await before.startTransaction();
+      // What a batch of last month holds while it runs.
+      await before.query(`SELECT pg_advisory_xact_lock_shared(hashtext('analytics:report-ids'), $1)`, [
+        lastMonthKey,
+      ]);
+      await dataSource.query('DELETE FROM analytics.report_id_months WHERE month = $1', [thisMonth]);
+      const orgId = randomUUID();
+      let done = false;
+      const storing = dataSource
+        .query('SELECT analytics.store_sync_reports($1::jsonb) AS inserted', [
+          JSON.stringify([report(orgId, { received_at: new Date().toISOString() })]),
+        ])
+        .finally(() => (done = true));
+      await waitFor(
+        async () =>
+          (
+            await dataSource.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%store_sync_reports%'`,
+            )
+          )[0].n > 0,
+        { what: 'the batch to wait for last month' },
+      );
+      expect(done).toBe(false);
+      await before.commitTransaction();
+      expect(await storing).toEqual([{ inserted: 1 }]);
+      expect(
+        await dataSource.query('SELECT month::text FROM analytics.report_id_months WHERE month = $1', [
+          thisMonth,
+        ]),
+      ).toEqual([{ month: thisMonth }]);
+    } finally {
+      if (before.isTransactionActive) await before.rollbackTransaction();
+      await before.release();
+    }
   });
 
   it('refuses ranges that end before they start, are too long, or have an unknown interval', async () => {

@@ -5,12 +5,17 @@ import { AnalyticsModule } from './analytics/analytics.module';
 import { ANALYTICS_CONFIG, AnalyticsServiceConfig } from './config';
 import { ANALYTICS_MIGRATIONS } from './migrations';
 import { ROLLUP_ENTITIES } from './reports/rollup.entity';
-import { SyncReportEntity, SyncReportIdEntity } from './reports/sync-report.entity';
+import { ReportIdMonthEntity, SyncReportEntity, SyncReportIdEntity } from './reports/sync-report.entity';
 import { PartitionsModule } from './partitions/partitions.module';
 import { ReportsModule } from './reports/reports.module';
 
 export const ANALYTICS_SCHEMA = 'analytics';
-export const ANALYTICS_ENTITIES = [SyncReportEntity, SyncReportIdEntity, ...ROLLUP_ENTITIES];
+export const ANALYTICS_ENTITIES = [
+  SyncReportEntity,
+  SyncReportIdEntity,
+  ReportIdMonthEntity,
+  ...ROLLUP_ENTITIES,
+];
 
 @Module({})
 export class AnalyticsServiceModule {

@@ -19,6 +19,15 @@ export const analyticsServiceEnv = {
     description:
       'How long each pull request on the sync-report stream stays open; reports are written as they arrive, not when it ends',
   }),
+  // PostgreSQL's work per batch is one statement on one core; a second statement in flight lets it
+  // use another while the first waits on its counters' row locks (docs/analytics.md, Ingest).
+  ANALYTICS_CONCURRENCY: env.int({
+    default: 2,
+    min: 1,
+    max: 16,
+    description:
+      'Batches of sync reports this process stores at the same time (one pull and one connection each)',
+  }),
   ANALYTICS_RAW_RETENTION_DAYS: env.int({
     default: 30,
     min: 1,

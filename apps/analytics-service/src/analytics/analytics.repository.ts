@@ -43,6 +43,13 @@ const DAY_MS = 24 * HOUR_MS;
 const floorTo = (at: Date, unit: number): Date => new Date(Math.floor(at.getTime() / unit) * unit);
 const ceilTo = (at: Date, unit: number): Date => new Date(Math.ceil(at.getTime() / unit) * unit);
 
+/** The bits of a day's hour mask (bit h = hour h of the UTC day `day`) that `hours` covers. */
+export function hourMask(day: Date, hours: Span): number {
+  const first = (hours.from.getTime() - day.getTime()) / HOUR_MS;
+  const end = (hours.to.getTime() - day.getTime()) / HOUR_MS;
+  return 2 ** end - 1 - (2 ** first - 1);
+}
+
 /** `[from, to)`; empty when from >= to. */
 export interface Span {
   from: Date;
@@ -88,8 +95,8 @@ class Params {
  * stores reports (reports/rollup.entity.ts); only the partial hours at the ends of a range are
  * read from raw reports, so a query costs the number of buckets it answers, not the number of
  * reports behind them. A day bucket that the range cuts (from or to inside it) counts its distinct
- * licenses and machines over the hourly active rows of its whole hours plus the raw reports of its
- * partial hours. Every statement filters on org_id first, and is one statement, so a page and its
+ * licenses and machines over that day's active rows (one per license or machine, with the hours it
+ * synced in) plus the raw reports of its partial hours. Every statement filters on org_id first, and is one statement, so a page and its
  * total come from the same snapshot even while reports keep arriving.
  */
 @Injectable()
@@ -219,7 +226,11 @@ export class AnalyticsRepository {
     return row!;
   }
 
-  /** One UTC day that the range cuts: its whole hours from the rollups, its partial hours raw. */
+  /**
+   * One UTC day that the range cuts. Syncs and peak: its whole hours' counters, its partial hours
+   * raw. Distinct licenses and machines: the day's active rows whose hour mask meets its whole
+   * hours, plus those of the partial hours' raw reports that no such row counts already.
+   */
   private partialDay(
     p: Params,
     org: string,
@@ -228,22 +239,33 @@ export class AnalyticsRepository {
     day: Span,
   ): string {
     const { whole, partial } = splitRange(day.from, day.to, HOUR_MS);
-    const bucket = p.add(floorTo(day.from, DAY_MS));
+    const start = floorTo(day.from, DAY_MS);
+    const bucket = p.add(start);
+    const date = `${p.add(utcDate(start))}::date`;
     const hours = whole ? `hour >= ${p.add(whole.from)} AND hour < ${p.add(whole.to)}` : 'false';
+    const mask = p.add(whole ? hourMask(start, whole) : 0);
     const raw = partial.length > 0 ? this.raw(p, org, product, partial) : 'false';
     const onProduct = product ? `AND product_id = ${product}` : '';
-    return `SELECT ${bucket}::timestamptz AS bucket, s.syncs, l.licenses, f.fingerprints, s.peak_seats_in_use
+    return `SELECT ${bucket}::timestamptz AS bucket, s.syncs, l.licenses + lr.licenses AS licenses,
+                   f.fingerprints + fr.fingerprints AS fingerprints, s.peak_seats_in_use
       FROM (SELECT coalesce(sum(syncs), 0)::int AS syncs, max(peak) AS peak_seats_in_use FROM (
               SELECT syncs, peak_seats_in_use AS peak FROM analytics.usage_hourly
                WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND ${hours}
               UNION ALL SELECT 1, seats_in_use FROM analytics.sync_reports WHERE ${raw}) x) s,
-           (SELECT count(DISTINCT license_id)::int AS licenses FROM (
-              SELECT license_id FROM analytics.active_licenses_hourly WHERE org_id = ${org} ${onProduct} AND ${hours}
-              UNION ALL SELECT license_id FROM analytics.sync_reports WHERE ${raw}) x) l,
-           (SELECT count(DISTINCT fp)::int AS fingerprints FROM (
-              SELECT fingerprint AS fp FROM analytics.active_fingerprints_hourly
-               WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND ${hours}
-              UNION ALL SELECT hardware_fingerprint FROM analytics.sync_reports WHERE ${raw}) x) f
+           (SELECT count(*)::int AS licenses FROM analytics.active_licenses_daily
+             WHERE org_id = ${org} ${onProduct} AND day = ${date} AND hours & ${mask}::int <> 0) l,
+           (SELECT count(DISTINCT r.license_id)::int AS licenses FROM analytics.sync_reports r
+             WHERE ${raw} AND NOT EXISTS (
+               SELECT 1 FROM analytics.active_licenses_daily a
+                WHERE a.org_id = r.org_id AND a.product_id = r.product_id AND a.day = ${date}
+                  AND a.license_id = r.license_id AND a.hours & ${mask}::int <> 0)) lr,
+           (SELECT count(*)::int AS fingerprints FROM analytics.active_fingerprints_daily
+             WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND day = ${date} AND hours & ${mask}::int <> 0) f,
+           (SELECT count(DISTINCT r.hardware_fingerprint)::int AS fingerprints FROM analytics.sync_reports r
+             WHERE ${raw} AND NOT EXISTS (
+               SELECT 1 FROM analytics.active_fingerprints_daily a
+                WHERE a.org_id = r.org_id AND a.product_id = ${rollupProduct()} AND a.day = ${date}
+                  AND a.fingerprint = r.hardware_fingerprint AND a.hours & ${mask}::int <> 0)) fr
      WHERE s.syncs > 0`;
   }
 

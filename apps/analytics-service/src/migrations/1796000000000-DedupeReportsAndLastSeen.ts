@@ -58,7 +58,7 @@ export class DedupeReportsAndLastSeen1796000000000 implements MigrationInterface
  * The last-seen rows move only where an hourly active row is new: an hour already in
  * active_*_hourly was already folded into them.
  */
-const STORE_SYNC_REPORTS_V2 = `CREATE FUNCTION "analytics"."store_sync_reports"(reports jsonb) RETURNS integer LANGUAGE plpgsql AS $fn$
+export const STORE_SYNC_REPORTS_V2 = `CREATE FUNCTION "analytics"."store_sync_reports"(reports jsonb) RETURNS integer LANGUAGE plpgsql AS $fn$
 DECLARE
   stored integer;
 BEGIN

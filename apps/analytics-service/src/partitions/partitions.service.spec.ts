@@ -25,6 +25,19 @@ describe('expiredPartitions', () => {
     ).toEqual(['usage_hourly_p202410']);
   });
 
+  it('drops a month of report ids only once a day past its end is older than raw retention', () => {
+    expect(
+      expiredPartitions(names('sync_report_ids', '202609', '202610', '202611', '202612'), now, retention),
+    ).toEqual(['sync_report_ids_p202609']);
+    // On 1 December raw retention starts on 1 November, whose reports may have their ids in
+    // October; the next day both leave.
+    const october = names('sync_report_ids', '202610');
+    expect(expiredPartitions(october, new Date('2026-12-01T01:00:00.000Z'), retention)).toEqual([]);
+    expect(expiredPartitions(october, new Date('2026-12-02T01:00:00.000Z'), retention)).toEqual([
+      'sync_report_ids_p202610',
+    ]);
+  });
+
   it('leaves alone tables and names it does not manage', () => {
     expect(
       expiredPartitions(

@@ -11,8 +11,6 @@ const PARTITIONS_LOCK = 'analytics:partitions';
 /** Tables partitioned by UTC day, kept ANALYTICS_RAW_RETENTION_DAYS: `<table>_pYYYYMMDD`. */
 export const DAILY_PARTITIONED = [
   'sync_reports',
-  'active_licenses_hourly',
-  'active_fingerprints_hourly',
   'active_licenses_daily',
   'active_fingerprints_daily',
 ] as const;
@@ -23,6 +21,11 @@ export const MONTHLY_PARTITIONED = [
   'feature_usage_hourly',
   'version_usage_hourly',
 ] as const;
+/**
+ * Report ids, partitioned by the UTC month they were claimed in: a month is kept until all of it is
+ * older than raw retention, so an id is refused for at least as long as its report is kept.
+ */
+export const REPORT_IDS = 'sync_report_ids';
 
 /** `2026-11-23` for any instant of that UTC day. */
 export const utcDay = (at: Date | string): string => new Date(at).toISOString().slice(0, 10);
@@ -33,7 +36,8 @@ export const rawRetentionStart = (now: Date, rawDays: number): Date =>
 
 /**
  * Partitions that end on or before their table's retention cutoff: raw and active days older than
- * `rawDays` before today, rollup months that ended more than `rollupDays` ago. Pure, for the tests.
+ * `rawDays` before today, report-id months that ended before that day, rollup months that ended
+ * more than `rollupDays` ago. Pure, for the tests.
  */
 export function expiredPartitions(
   partitions: Array<{ parent: string; name: string }>,
@@ -48,6 +52,11 @@ export function expiredPartitions(
       if ((DAILY_PARTITIONED as readonly string[]).includes(parent) && /^\d{8}$/.test(suffix)) {
         const day = Date.UTC(+suffix.slice(0, 4), +suffix.slice(4, 6) - 1, +suffix.slice(6, 8));
         return day < rawCutoff;
+      }
+      if (parent === REPORT_IDS && /^\d{6}$/.test(suffix)) {
+        // A day past the month's end: a report received just after midnight by a clock a little
+        // ahead of PostgreSQL's is in the next day's raw partition, its id in this month.
+        return Date.UTC(+suffix.slice(0, 4), +suffix.slice(4, 6), 2) <= rawCutoff;
       }
       if ((MONTHLY_PARTITIONED as readonly string[]).includes(parent) && /^\d{6}$/.test(suffix)) {
         const end = Date.UTC(+suffix.slice(0, 4), +suffix.slice(4, 6), 1);
@@ -95,8 +104,9 @@ export class PartitionsService {
   }
 
   /**
-   * Drops every expired partition, with the report ids of the raw ones, and the last-seen rows
-   * older than raw retention; answers the partitions' names.
+   * Drops every expired partition, and the last-seen rows older than raw retention (one row per
+   * license or machine, not per report: what leaves is the fleet's churn); answers the partitions'
+   * names.
    */
   async dropExpired(manager: EntityManager, now = new Date()): Promise<string[]> {
     await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [PARTITIONS_LOCK]);
@@ -107,22 +117,13 @@ export class PartitionsService {
          JOIN pg_class p ON p.oid = i.inhparent
          JOIN pg_namespace n ON n.oid = p.relnamespace
         WHERE n.nspname = 'analytics' AND p.relname = ANY($1)`,
-      [[...DAILY_PARTITIONED, ...MONTHLY_PARTITIONED]],
+      [[...DAILY_PARTITIONED, ...MONTHLY_PARTITIONED, REPORT_IDS]],
     );
     const expired = expiredPartitions(partitions, now, {
       rawDays: this.config.ANALYTICS_RAW_RETENTION_DAYS,
       rollupDays: this.config.ANALYTICS_ROLLUP_RETENTION_DAYS,
     });
-    for (const name of expired) {
-      // A report_id stays refused for as long as its stored copy is kept, and no longer.
-      if (/^sync_reports_p\d{8}$/.test(name)) {
-        await manager.query(
-          `DELETE FROM analytics.sync_report_ids i USING analytics."${name}" r
-            WHERE i.report_id = r.report_id AND i.received_at = r.received_at`,
-        );
-      }
-      await manager.query(`DROP TABLE IF EXISTS analytics."${name}"`);
-    }
+    for (const name of expired) await manager.query(`DROP TABLE IF EXISTS analytics."${name}"`);
     // Last-seen rows older than every kept day, as the active rows they stand for are dropped.
     const start = rawRetentionStart(now, this.config.ANALYTICS_RAW_RETENTION_DAYS);
     for (const table of ['license_last_seen', 'fingerprint_last_seen']) {

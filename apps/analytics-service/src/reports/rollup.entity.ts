@@ -9,20 +9,13 @@ import { TIMESTAMP } from '@licensing/shared/database';
 /** product_id of the rows that count every product of an organization together. */
 export const ALL_PRODUCTS = '00000000-0000-0000-0000-000000000000';
 
-/** A license that synced in an hour: its first report in that hour adds one to usage_hourly.licenses. */
-@Entity({ name: 'active_licenses_hourly' })
-export class ActiveLicenseHourlyEntity {
-  @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_active_licenses_hourly' })
-  orgId!: string;
-  @PrimaryColumn('uuid', { name: 'product_id', primaryKeyConstraintName: 'pk_active_licenses_hourly' })
-  productId!: string;
-  @PrimaryColumn({ ...TIMESTAMP, name: 'hour', primaryKeyConstraintName: 'pk_active_licenses_hourly' })
-  hour!: Date;
-  @PrimaryColumn('uuid', { name: 'license_id', primaryKeyConstraintName: 'pk_active_licenses_hourly' })
-  licenseId!: string;
-}
-
+/**
+ * A license that synced on a UTC day, with the hours of that day it synced in (bit h = hour h).
+ * A new row adds one to usage_daily.licenses, a new hour one to that hour's usage_hourly.licenses;
+ * `hoursAdded` is what the row's latest write added (see the HourMasksAndMonthlyReportIds migration).
+ */
 @Entity({ name: 'active_licenses_daily' })
+@Index('ix_active_licenses_daily_hours', ['orgId', 'productId', 'day', 'hours'])
 export class ActiveLicenseDailyEntity {
   @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_active_licenses_daily' })
   orgId!: string;
@@ -31,26 +24,13 @@ export class ActiveLicenseDailyEntity {
   @PrimaryColumn('date', { name: 'day', primaryKeyConstraintName: 'pk_active_licenses_daily' }) day!: string;
   @PrimaryColumn('uuid', { name: 'license_id', primaryKeyConstraintName: 'pk_active_licenses_daily' })
   licenseId!: string;
+  @Column('integer') hours!: number;
+  @Column('integer', { name: 'hours_added' }) hoursAdded!: number;
 }
 
-/** A machine seen in an hour, per product and (ALL_PRODUCTS) for the organization. */
-@Entity({ name: 'active_fingerprints_hourly' })
-export class ActiveFingerprintHourlyEntity {
-  @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_active_fingerprints_hourly' })
-  orgId!: string;
-  @PrimaryColumn('uuid', { name: 'product_id', primaryKeyConstraintName: 'pk_active_fingerprints_hourly' })
-  productId!: string;
-  @PrimaryColumn({ ...TIMESTAMP, name: 'hour', primaryKeyConstraintName: 'pk_active_fingerprints_hourly' })
-  hour!: Date;
-  @PrimaryColumn('varchar', {
-    name: 'fingerprint',
-    length: 512,
-    primaryKeyConstraintName: 'pk_active_fingerprints_hourly',
-  })
-  fingerprint!: string;
-}
-
+/** A machine that synced on a UTC day, per product and (ALL_PRODUCTS) for the organization, with its hours. */
 @Entity({ name: 'active_fingerprints_daily' })
+@Index('ix_active_fingerprints_daily_hours', ['orgId', 'productId', 'day', 'hours'])
 export class ActiveFingerprintDailyEntity {
   @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_active_fingerprints_daily' })
   orgId!: string;
@@ -64,6 +44,8 @@ export class ActiveFingerprintDailyEntity {
     primaryKeyConstraintName: 'pk_active_fingerprints_daily',
   })
   fingerprint!: string;
+  @Column('integer') hours!: number;
+  @Column('integer', { name: 'hours_added' }) hoursAdded!: number;
 }
 
 /** Per organization, product (or ALL_PRODUCTS) and UTC hour: what /analytics/usage?interval=hour answers. */
@@ -161,9 +143,7 @@ export class FingerprintLastSeenEntity {
 }
 
 export const ROLLUP_ENTITIES = [
-  ActiveLicenseHourlyEntity,
   ActiveLicenseDailyEntity,
-  ActiveFingerprintHourlyEntity,
   ActiveFingerprintDailyEntity,
   UsageHourlyEntity,
   UsageDailyEntity,

@@ -1,8 +1,10 @@
 import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
+import { JsMsg } from 'nats';
 import { Streams, SyncReportRecord } from '@licensing/contracts';
 import { isDataError } from '@licensing/shared/database';
 import {
   BusClient,
+  Delivery,
   DurableConsumer,
   decodeMessage,
   organizationOfSubject,
@@ -68,7 +70,8 @@ export function decodeSyncReport(data: Uint8Array, orgOfSubject?: string): Decod
  */
 @Injectable()
 export class SyncReportConsumer implements BeforeApplicationShutdown {
-  private readonly consumer: DurableConsumer<SyncReportRecord>;
+  /** ANALYTICS_CONCURRENCY pullers of the one durable, each storing its own batch. */
+  private readonly consumers: Array<DurableConsumer<SyncReportRecord>>;
 
   constructor(
     bus: BusClient,
@@ -76,14 +79,14 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
     private readonly partitions: PartitionsService,
     @Inject(ANALYTICS_CONFIG) config: AnalyticsServiceConfig,
   ) {
-    this.consumer = new DurableConsumer(bus, {
+    const spec = {
       durable: SYNC_REPORT_CONSUMER,
       stream: Streams.syncReports,
-      decode: (message) => {
+      decode: (message: JsMsg) => {
         const decoded = decodeSyncReport(message.data, organizationOfSubject(message.subject));
         return 'problem' in decoded ? decoded : { value: decoded.report };
       },
-      process: (batch) =>
+      process: (batch: Array<Delivery<SyncReportRecord>>) =>
         storeBatch(batch, (reports) => this.store(reports), {
           isRefusal: isDataError,
           by: 'PostgreSQL',
@@ -93,7 +96,11 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
       ackWaitMs: ACK_WAIT_MS,
       maxAckPending: MAX_ACK_PENDING,
       retryDelayMs: RETRY_DELAY_MS,
-    });
+    };
+    this.consumers = Array.from(
+      { length: config.ANALYTICS_CONCURRENCY },
+      () => new DurableConsumer(bus, spec),
+    );
   }
 
   /** A late report (the service was down) may need a day's partitions that were not made ahead. */
@@ -106,17 +113,17 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
    * Called once the schema is migrated (see app.ts): Nest's bootstrap hooks run before migrations
    * in a bus service, and a batch written to a missing table would only bounce.
    */
-  start(): Promise<void> {
-    return this.consumer.start();
+  async start(): Promise<void> {
+    await Promise.all(this.consumers.map((consumer) => consumer.start()));
   }
 
   /** Before Nest closes the NATS connection and the pool: the batch in hand is stored and acknowledged. */
-  beforeApplicationShutdown(): Promise<void> {
-    return this.consumer.stop();
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(this.consumers.map((consumer) => consumer.stop()));
   }
 
   /** Reports set aside since boot, for the operator's metrics. */
   get deadLettered(): number {
-    return this.consumer.deadLettered;
+    return this.consumers.reduce((sum, consumer) => sum + consumer.deadLettered, 0);
   }
 }

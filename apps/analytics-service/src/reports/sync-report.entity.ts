@@ -53,16 +53,23 @@ export function syncReportsTable(dataSource: DataSource): string {
 }
 
 /**
- * Every report_id stored in sync_reports, once, with the received_at of its stored copy: the unique
- * index that makes a report count once however late it comes back (a client retrying after the
- * stream's duplicate window gets a new received_at). Not partitioned, since a partitioned table's
- * unique keys must hold its partition column; a row is deleted with its raw partition.
+ * Every report_id stored in sync_reports, under the UTC month the consumer claimed it in: what
+ * makes a report count once however late it comes back (a client retrying after the stream's
+ * duplicate window gets a new received_at). Partitioned by that month and dropped a month at a
+ * time (PartitionsService); an id is refused if any kept month holds it.
  */
 @Entity({ name: 'sync_report_ids' })
 export class SyncReportIdEntity {
   @PrimaryColumn('uuid', { name: 'report_id', primaryKeyConstraintName: 'pk_sync_report_ids' })
   reportId!: string;
 
-  @Column({ ...TIMESTAMP, name: 'received_at' })
-  receivedAt!: Date;
+  @PrimaryColumn('date', { name: 'claimed_month', primaryKeyConstraintName: 'pk_sync_report_ids' })
+  claimedMonth!: string;
+}
+
+/** The months whose first batches have waited for the previous month's (store_sync_reports). */
+@Entity({ name: 'report_id_months' })
+export class ReportIdMonthEntity {
+  @PrimaryColumn('date', { name: 'month', primaryKeyConstraintName: 'pk_report_id_months' })
+  month!: string;
 }
