@@ -164,6 +164,15 @@ async function main() {
         Messages.analytics.usage,
         { from: `${dayOf(days)}T13:17:00.000Z`, to: new Date().toISOString(), interval: 'day' },
       ],
+      // Both ends inside the same UTC day: the one shape the day's hour masks answer with a scan.
+      ...(days === 1
+        ? {
+            'usage (day), inside one day': [
+              Messages.analytics.usage,
+              { from: `${dayOf(1)}T01:17:00.000Z`, to: `${dayOf(1)}T22:43:00.000Z`, interval: 'day' },
+            ],
+          }
+        : {}),
       features: [Messages.analytics.features, { from, to }],
       versions: [Messages.analytics.versions, { from, to }],
       active:
