@@ -463,6 +463,9 @@ describe('analytics service', () => {
         ['2026-03-01T10:40:00.000Z', '2026-03-02T08:00:00.001Z'],
         ['2026-02-28T23:00:00.000Z', '2026-03-03T00:00:00.001Z'],
         ['2026-03-01T11:00:00.000Z', '2026-03-02T00:00:00.000Z'],
+        // Cut only by `to`, with reports of the day after it (counted) and without (the day's counters).
+        ['2026-03-01T00:00:00.000Z', '2026-03-01T10:50:00.000Z'],
+        ['2026-03-01T00:00:00.000Z', '2026-03-02T09:00:00.000Z'],
       ];
       for (const [from, to] of ranges) {
         for (const interval of ['hour', 'day'] as const) {

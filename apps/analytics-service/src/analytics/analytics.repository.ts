@@ -137,7 +137,26 @@ export class AnalyticsRepository {
               AND day >= ${p.add(utcDate(whole.from))}::date AND day < ${p.add(utcDate(whole.to))}::date`,
         );
       }
-      for (const day of partial) parts.push(this.partialDay(p, org, product, rollupProduct, day));
+      for (const day of partial) {
+        const cut = this.partialDay(p, org, product, rollupProduct, day);
+        const start = floorTo(day.from, DAY_MS);
+        if (day.from.getTime() !== start.getTime()) {
+          parts.push(cut);
+          continue;
+        }
+        // Cut only by `to`, most often now: with no report of the day after `to`, the day's
+        // counters are the answer, and today's active rows (still changing, so never index-only)
+        // need not be counted. One index probe decides, in the same snapshot.
+        const later = `EXISTS (SELECT 1 FROM analytics.sync_reports
+            WHERE ${this.raw(p, org, product, [{ from: day.to, to: new Date(start.getTime() + DAY_MS) }])})`;
+        parts.push(`${cut} AND ${later}`);
+        parts.push(
+          `SELECT day::timestamp AT TIME ZONE 'UTC' AS bucket, syncs, licenses, fingerprints, peak_seats_in_use
+             FROM analytics.usage_daily
+            WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND day = ${p.add(utcDate(start))}::date
+              AND NOT ${later}`,
+        );
+      }
     }
     return this.paged(p, parts.join(' UNION ALL '), 'bucket ASC', page);
   }

@@ -56,11 +56,11 @@ export function decodeSyncReport(data: Uint8Array, orgOfSubject?: string): Decod
 }
 
 /**
- * Moves usage reports from the SYNC_REPORTS stream into PostgreSQL, a batch at a time: fetch up to
+ * Moves usage reports from the SYNC_REPORTS stream into PostgreSQL in batches: take up to
  * ANALYTICS_BATCH_SIZE, write them and fold them into the rollups in one statement, then
- * acknowledge them. A report is
+ * acknowledge them; ANALYTICS_CONCURRENCY batches at once, as that many replicas would. A report is
  * acknowledged only once it is stored, so a crash anywhere means redelivery, never loss; the
- * primary key on report_id turns the redelivery into a no-op.
+ * report ids' unique index turns the redelivery into a no-op.
  *
  * A report that can never be stored for its own content (it does not decode, or PostgreSQL refuses
  * that one row) is set aside at once in the dead-letter stream, with the reason: it neither
