@@ -96,8 +96,9 @@ class Params {
  * read from raw reports, so a query costs the number of buckets it answers, not the number of
  * reports behind them. A day bucket that the range cuts (from or to inside it) counts its distinct
  * licenses and machines over that day's active rows (one per license or machine, with the hours it
- * synced in) plus the raw reports of its partial hours. Every statement filters on org_id first, and is one statement, so a page and its
- * total come from the same snapshot even while reports keep arriving.
+ * synced in) plus the raw reports of its partial hours. Every statement filters on org_id first,
+ * and is one statement, so a page and its total come from the same snapshot even while reports
+ * keep arriving.
  */
 @Injectable()
 export class AnalyticsRepository {
