@@ -633,6 +633,29 @@ describe('analytics service', () => {
     expect(await leftOf()).toEqual({ ids_now: 1, ids_then: 0, licenses: 0, machines: 0 });
   });
 
+  it('vacuums the active rows of a day once it has ended, so a cut range counts them from the index alone', async () => {
+    const dataSource = app.get(DataSource);
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const today = new Date().toISOString().slice(0, 10).replace(/-/g, '');
+    await app.get(PartitionsService).ensure([yesterday]);
+    await dataSource.query('SELECT analytics.store_sync_reports($1::jsonb)', [
+      JSON.stringify([
+        report(randomUUID(), { received_at: `${yesterday}T12:00:00.000Z`, hardware_fingerprint: 'm' }),
+      ]),
+    ]);
+    const partition = `active_licenses_daily_p${yesterday.replace(/-/g, '')}`;
+    const sealed = await app.get(PartitionsService).sealEndedDays();
+    expect(sealed).toContain(partition);
+    expect(sealed).toContain(`active_fingerprints_daily_p${yesterday.replace(/-/g, '')}`);
+    expect(sealed.filter((name) => name.endsWith(today))).toEqual([]);
+    const [{ pages, visible }] = await dataSource.query(
+      `SELECT relpages AS pages, relallvisible AS visible FROM pg_class WHERE relname = $1`,
+      [partition],
+    );
+    expect(pages).toBeGreaterThan(0);
+    expect(visible).toBe(pages);
+  });
+
   it('refuses a report_id that an earlier month still holds', async () => {
     const orgId = randomUUID();
     const dataSource = app.get(DataSource);

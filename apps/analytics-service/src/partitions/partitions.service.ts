@@ -137,9 +137,37 @@ export class PartitionsService {
     }
     return expired;
   }
+
+  /**
+   * VACUUM (ANALYZE) of each ended day's active-row partitions not vacuumed since the day ended,
+   * whether or not autovacuum runs: the versions the day's hour-mask updates left are reclaimed,
+   * and the visibility map lets a range that cuts the day count its rows from the
+   * (org_id, product_id, day, hours) index alone. Answers the partitions vacuumed.
+   */
+  async sealEndedDays(): Promise<string[]> {
+    const due = await this.dataSource.query<Array<{ name: string }>>(
+      `SELECT c.relname AS name
+         FROM pg_class c
+         JOIN pg_namespace n ON n.oid = c.relnamespace
+         LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid
+        WHERE n.nspname = 'analytics' AND c.relkind = 'r'
+          AND c.relname ~ '^active_(licenses|fingerprints)_daily_p[0-9]{8}$'
+          AND to_date(right(c.relname, 8), 'YYYYMMDD') < (now() AT TIME ZONE 'UTC')::date
+          AND coalesce(greatest(s.last_vacuum, s.last_autovacuum), '-infinity')
+              < (to_date(right(c.relname, 8), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC'
+        ORDER BY 1`,
+    );
+    for (const { name } of due) await this.dataSource.query(`VACUUM (ANALYZE) analytics."${name}"`);
+    if (due.length > 0)
+      this.logger.log({ msg: 'vacuumed ended days of active rows', partitions: due.length });
+    return due.map(({ name }) => name);
+  }
 }
 
-/** Hourly, on one replica at a time: partitions ahead, expired ones dropped. */
+/**
+ * Hourly, on one replica at a time: partitions ahead, expired ones dropped; then the active rows of
+ * days that have ended are vacuumed once.
+ */
 @Injectable()
 export class PartitionMaintenanceJob extends ExclusiveJob {
   protected readonly name = 'analytics-partitions';
@@ -150,6 +178,13 @@ export class PartitionMaintenanceJob extends ExclusiveJob {
     private readonly partitions: PartitionsService,
   ) {
     super(dataSource);
+  }
+
+  /** Vacuuming cannot run in the pass's transaction; a replica that lost the race finds it done. */
+  override async run(): Promise<number> {
+    const handled = await super.run();
+    await this.partitions.sealEndedDays();
+    return handled;
   }
 
   protected async pass(manager: EntityManager, now: Date): Promise<number> {
