@@ -150,7 +150,7 @@ export class AnalyticsRepository {
         // need not be counted. One index probe decides, in the same snapshot.
         const later = `EXISTS (SELECT 1 FROM analytics.sync_reports
             WHERE ${this.raw(p, org, product, [{ from: day.to, to: new Date(start.getTime() + DAY_MS) }])})`;
-        parts.push(`${cut} AND ${later}`);
+        parts.push(`SELECT * FROM ${cut} cut WHERE ${later}`);
         parts.push(
           `SELECT day::timestamp AT TIME ZONE 'UTC' AS bucket, syncs, licenses, fingerprints, peak_seats_in_use
              FROM analytics.usage_daily
@@ -249,7 +249,9 @@ export class AnalyticsRepository {
   /**
    * One UTC day that the range cuts. Syncs and peak: its whole hours' counters, its partial hours
    * raw. Distinct licenses and machines: the day's active rows whose hour mask meets its whole
-   * hours, plus those of the partial hours' raw reports that no such row counts already.
+   * hours, plus the rows that missed them but synced in the hour of a partial span and have a raw
+   * report inside it: the few that stopped (or started) syncing right there. The partial spans'
+   * raw reports are read once, into `edge`.
    */
   private partialDay(
     p: Params,
@@ -263,30 +265,36 @@ export class AnalyticsRepository {
     const bucket = p.add(start);
     const date = `${p.add(utcDate(start))}::date`;
     const hours = whole ? `hour >= ${p.add(whole.from)} AND hour < ${p.add(whole.to)}` : 'false';
-    const mask = p.add(whole ? hourMask(start, whole) : 0);
+    const mask = `${p.add(whole ? hourMask(start, whole) : 0)}::int`;
+    const edgeHours = partial.reduce(
+      (bits, span) =>
+        bits | hourMask(start, { from: floorTo(span.from, HOUR_MS), to: ceilTo(span.to, HOUR_MS) }),
+      0,
+    );
+    const missed = `hours & ${mask} = 0 AND hours & ${p.add(edgeHours)}::int <> 0`;
     const raw = partial.length > 0 ? this.raw(p, org, product, partial) : 'false';
     const onProduct = product ? `AND product_id = ${product}` : '';
-    return `SELECT ${bucket}::timestamptz AS bucket, s.syncs, l.licenses + lr.licenses AS licenses,
-                   f.fingerprints + fr.fingerprints AS fingerprints, s.peak_seats_in_use
-      FROM (SELECT coalesce(sum(syncs), 0)::int AS syncs, max(peak) AS peak_seats_in_use FROM (
-              SELECT syncs, peak_seats_in_use AS peak FROM analytics.usage_hourly
-               WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND ${hours}
-              UNION ALL SELECT 1, seats_in_use FROM analytics.sync_reports WHERE ${raw}) x) s,
-           (SELECT count(*)::int AS licenses FROM analytics.active_licenses_daily
-             WHERE org_id = ${org} ${onProduct} AND day = ${date} AND hours & ${mask}::int <> 0) l,
-           (SELECT count(DISTINCT r.license_id)::int AS licenses FROM analytics.sync_reports r
-             WHERE ${raw} AND NOT EXISTS (
-               SELECT 1 FROM analytics.active_licenses_daily a
-                WHERE a.org_id = r.org_id AND a.product_id = r.product_id AND a.day = ${date}
-                  AND a.license_id = r.license_id AND a.hours & ${mask}::int <> 0)) lr,
-           (SELECT count(*)::int AS fingerprints FROM analytics.active_fingerprints_daily
-             WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND day = ${date} AND hours & ${mask}::int <> 0) f,
-           (SELECT count(DISTINCT r.hardware_fingerprint)::int AS fingerprints FROM analytics.sync_reports r
-             WHERE ${raw} AND NOT EXISTS (
-               SELECT 1 FROM analytics.active_fingerprints_daily a
-                WHERE a.org_id = r.org_id AND a.product_id = ${rollupProduct()} AND a.day = ${date}
-                  AND a.fingerprint = r.hardware_fingerprint AND a.hours & ${mask}::int <> 0)) fr
-     WHERE s.syncs > 0`;
+    const licenses = `FROM analytics.active_licenses_daily WHERE org_id = ${org} ${onProduct} AND day = ${date}`;
+    const machines = `FROM analytics.active_fingerprints_daily
+      WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND day = ${date}`;
+    // Materialized, so that PostgreSQL joins the few rows that missed to the partial spans' reports
+    // instead of probing the day's rows once for every license of those reports.
+    return `(WITH edge AS MATERIALIZED (
+               SELECT product_id, license_id, hardware_fingerprint, seats_in_use FROM analytics.sync_reports WHERE ${raw}),
+             missed_licenses AS MATERIALIZED (SELECT product_id, license_id ${licenses} AND ${missed}),
+             missed_machines AS MATERIALIZED (SELECT fingerprint ${machines} AND ${missed})
+      SELECT ${bucket}::timestamptz AS bucket, h.syncs + e.syncs AS syncs, l.n + le.n AS licenses,
+             f.n + fe.n AS fingerprints, greatest(h.peak, e.peak) AS peak_seats_in_use
+        FROM (SELECT coalesce(sum(syncs), 0)::int AS syncs, max(peak_seats_in_use) AS peak FROM analytics.usage_hourly
+               WHERE org_id = ${org} AND product_id = ${rollupProduct()} AND ${hours}) h,
+             (SELECT count(*)::int AS syncs, max(seats_in_use) AS peak FROM edge) e,
+             (SELECT count(*)::int AS n ${licenses} AND hours & ${mask} <> 0) l,
+             (SELECT count(*)::int AS n FROM missed_licenses
+               WHERE (product_id, license_id) IN (SELECT product_id, license_id FROM edge)) le,
+             (SELECT count(*)::int AS n ${machines} AND hours & ${mask} <> 0) f,
+             (SELECT count(*)::int AS n FROM missed_machines
+               WHERE fingerprint IN (SELECT hardware_fingerprint FROM edge)) fe
+       WHERE h.syncs + e.syncs > 0)`;
   }
 
   /** Raw reports of the organization (and product) within the spans. */
