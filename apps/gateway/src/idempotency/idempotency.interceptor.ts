@@ -13,6 +13,7 @@ import { FastifyReply, FastifyRequest } from 'fastify';
 import { Observable, catchError, concatMap, from, of, throwError } from 'rxjs';
 import { DomainError } from '@licensing/shared/errors';
 import { problemResponse } from '../http/api-problems';
+import { AddRouteConfig } from '../http/route-config';
 import { toProblem } from '../http/problem';
 import { bearerKeyOf } from '../identity/authenticate.hook';
 import { ReplayedHeaders } from './idempotency-key.entity';
@@ -21,6 +22,16 @@ import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyOf, requestHash } from './request
 import { sealFields, unsealFields } from './sealed-fields';
 
 const SECRET_FIELDS = 'idempotency_secret_fields';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Set by `@Idempotent()`. On a `@Direct()` route, a request with an `Idempotency-Key` header is
+     * left to Nest's pipeline, where this interceptor runs; one without the header is served directly.
+     */
+    idempotent?: boolean;
+  }
+}
 
 /** Headers of a first answer that its replays repeat (content-type follows from the status). */
 const REPLAYED_HEADERS = ['location', 'content-location'];
@@ -42,6 +53,7 @@ export function Idempotent(options: IdempotentOptions = {}): MethodDecorator {
   return applyDecorators(
     SetMetadata(SECRET_FIELDS, options.secretFields ?? []),
     UseInterceptors(IdempotencyInterceptor),
+    AddRouteConfig({ idempotent: true }),
     ApiHeader({
       name: 'Idempotency-Key',
       required: false,

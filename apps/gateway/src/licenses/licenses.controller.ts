@@ -55,6 +55,7 @@ export class LicensesController {
     ['not_found', 'the product `product_id` does not exist in the organization'],
     ['key_pair_missing', 'the product has no key pair to sign with'],
   )
+  @Direct()
   create(@Body() dto: CreateLicenseDto): Promise<LicenseView> {
     return this.bus.send(Messages.license.create, dto);
   }
