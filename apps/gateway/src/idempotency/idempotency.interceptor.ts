@@ -10,8 +10,9 @@ import {
 import { Reflector } from '@nestjs/core';
 import { ApiHeader } from '@nestjs/swagger';
 import { FastifyReply, FastifyRequest } from 'fastify';
-import { Observable, catchError, concatMap, from, of, throwError } from 'rxjs';
+import { Observable, catchError, concatMap, from, map, of, throwError } from 'rxjs';
 import { DomainError } from '@licensing/shared/errors';
+import { JsonText } from '@licensing/shared/messaging';
 import { problemResponse } from '../http/api-problems';
 import { AddRouteConfig } from '../http/route-config';
 import { toProblem } from '../http/problem';
@@ -82,6 +83,14 @@ function routeOf(request: FastifyRequest): string {
   return `${request.method} ${template.replace(/^\/api(?=\/)/, '')}`;
 }
 
+/**
+ * A handler that forwards the service's JSON text (`BusClient.forward`, for its `@Direct()` path)
+ * answers here with the value, which is what is stored and what Nest serializes.
+ */
+function parsedAnswer(body: unknown): unknown {
+  return body instanceof JsonText ? (JSON.parse(body.text) as unknown) : body;
+}
+
 function headersToReplay(reply: FastifyReply): ReplayedHeaders {
   const headers: ReplayedHeaders = {};
   for (const name of REPLAYED_HEADERS) {
@@ -107,7 +116,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const key = idempotencyKeyOf(request.headers[IDEMPOTENCY_KEY_HEADER]);
-    if (key === undefined) return next.handle();
+    if (key === undefined) return next.handle().pipe(map(parsedAnswer));
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     const orgId = request.auth!.orgId;
     const secretFields = this.reflector.get<string[] | undefined>(SECRET_FIELDS, context.getHandler()) ?? [];
@@ -130,6 +139,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       return of(this.replay(reply, claim, body));
     }
     return next.handle().pipe(
+      map(parsedAnswer),
       concatMap(async (body: unknown) => {
         const stored = sealFields(body, secretFields, callerKey, sealContext);
         await this.idempotency.complete(claim, reply.statusCode, stored, headersToReplay(reply));

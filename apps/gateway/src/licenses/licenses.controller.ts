@@ -56,8 +56,8 @@ export class LicensesController {
     ['key_pair_missing', 'the product has no key pair to sign with'],
   )
   @Direct()
-  create(@Body() dto: CreateLicenseDto): Promise<LicenseView> {
-    return this.bus.send(Messages.license.create, dto);
+  create(@Body() dto: CreateLicenseDto): Promise<JsonText<LicenseView>> {
+    return this.bus.forward(Messages.license.create, dto);
   }
 
   @Get()
