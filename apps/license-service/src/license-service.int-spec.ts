@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Messages, Streams } from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
+import { OutboxRelay } from '@licensing/shared/events';
 import {
   BusTestClient,
   deleteNamespaceStreams,
@@ -377,6 +379,35 @@ describe('license service', () => {
       await waitFor(() => auditOf(audited.id).length > 0, { what: 'the second audit entry' });
       expect(auditOf(unaudited.id)).toEqual([]);
       await recorder.waitFor('license.created', (e) => e.data.id === unaudited.id);
+    });
+
+    it("wakes this process's relay itself, and notifies the other replicas' only while it has none", async () => {
+      const orgId = randomUUID();
+      const org = bus.as(orgId);
+      const keyPair = await org.send(Messages.keyPair.create, {});
+      const product = await catalogProduct(orgId, keyPair.id);
+      const dataSource = app.get(DataSource);
+      const listener = new Client({ connectionString: (dataSource.options as { url: string }).url });
+      const notified: string[] = [];
+      listener.on('notification', ({ channel }) => notified.push(channel));
+      await listener.connect();
+      await listener.query('LISTEN outbox_license');
+      const relay = app.get(OutboxRelay);
+      try {
+        const woken = await org.send(Messages.license.create, { product_id: product.id });
+        await recorder.waitFor('license.created', (e) => e.data.id === woken.id);
+        expect(notified).toEqual([]);
+
+        await relay.onApplicationShutdown(); // as while this replica shuts down
+        const waiting = await org.send(Messages.license.create, { product_id: product.id });
+        await waitFor(() => notified.length > 0, { what: 'the notification to the other relays' });
+        expect(notified).toEqual(['outbox_license']);
+        await relay.onApplicationBootstrap();
+        await recorder.waitFor('license.created', (e) => e.data.id === waiting.id);
+      } finally {
+        if (!relay.isRunning) await relay.onApplicationBootstrap();
+        await listener.end();
+      }
     });
 
     it('makes the license from the version of the product current when it commits', async () => {

@@ -19,6 +19,7 @@ import { DomainError } from '@licensing/shared/errors';
 import { Metrics } from '@licensing/shared/metrics';
 import {
   OutboxEventEntity,
+  OutboxRelay,
   auditChanges,
   auditRow,
   eventRow,
@@ -56,12 +57,13 @@ export class LicensesService {
     private readonly catalog: CatalogService,
     private readonly signer: LicenseSigner,
     private readonly bus: BusClient,
+    private readonly relay: OutboxRelay,
   ) {
     const table = (entity: new () => object) => dataSource.getMetadata(entity).tablePath;
     this.outboxChannel = outboxChannel((dataSource.options as { schema?: string }).schema);
     // The product version the license was made from ($3, $4), locked FOR SHARE; the license, then
     // its event and audit entry (none when $19 is null) in the outbox, in that order; the outbox's
-    // notification, delivered at commit. Nothing is written unless the product row matched.
+    // notification ($24), delivered at commit. Nothing is written unless the product row matched.
     this.issueStatement = preparedStatement(
       dataSource,
       'license-create',
@@ -90,7 +92,7 @@ export class LicensesService {
           ORDER BY row.n
          RETURNING 1
        )
-       SELECT pg_notify($23, '') FROM license`,
+       SELECT CASE WHEN $24::boolean THEN pg_notify($23, '') END FROM license`,
     );
   }
 
@@ -174,6 +176,7 @@ export class LicensesService {
       changes: auditChanges(null, data),
       occurredAt: now,
     });
+    const relayHere = this.relay.isRunning;
     const written = await this.issueStatement([
       orgId,
       product.id,
@@ -198,8 +201,13 @@ export class LicensesService {
       audit?.payload ?? null,
       outboxTraceContext(),
       this.outboxChannel,
+      // This process's relay, once told, drains the rows: no notification, whose commit lock would
+      // serialize every create's commit. Without a running relay here, the others are notified.
+      !relayHere,
     ]);
-    return written.length === 1 ? toLicenseView(license, product, { withBlob: true }) : undefined;
+    if (written.length === 0) return undefined;
+    if (relayHere) this.relay.signal();
+    return toLicenseView(license, product, { withBlob: true });
   }
 
   async list(orgId: string, query: ListLicensesQueryDto): Promise<LicenseListView> {

@@ -102,7 +102,17 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     }
   }
 
-  private signal(): void {
+  /**
+   * Whether this relay is running: a writer of this process may then commit outbox rows without
+   * `pg_notify` and call `signal()` once committed (the license create does: a notification makes
+   * PostgreSQL serialize the commits of every notifying transaction, bench/README.md).
+   */
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** Drains now (or right after the drain in progress): called by notifications and by local writers. */
+  signal(): void {
     this.signalled = true;
     this.wake?.();
   }
