@@ -102,6 +102,7 @@ const SHORT = {
   'license-service': 'lic',
   'revocation-service': 'rev',
   'analytics-service': 'ana',
+  'webhook-service': 'hook',
 };
 
 /**

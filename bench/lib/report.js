@@ -1,7 +1,20 @@
 // The one table: the platform ("ours") beside its ceiling (the reference pipeline), the ratio of
 // their throughput and p99, the target, and µs of CPU per request in each process.
 
-const ORDER = ['gw', 'prod', 'lic', 'rev', 'ana', 'ref-gw', 'ref-resp', 'pg', 'redis', 'nats', 'loadgen'];
+const ORDER = [
+  'gw',
+  'prod',
+  'lic',
+  'rev',
+  'ana',
+  'hook',
+  'ref-gw',
+  'ref-resp',
+  'pg',
+  'redis',
+  'nats',
+  'loadgen',
+];
 
 function cpuText(cpu) {
   if (!cpu) return '';

@@ -96,6 +96,25 @@ describe('idempotency keys on create routes', () => {
     expect(listed.body.total).toBe(1);
   });
 
+  it('answers a license create with a key (Nest pipeline) as one without (served directly), and replays it', async () => {
+    const { product } = await productWithKeyPair(org.api);
+    const body = { product_id: product.id, customer_email: 'ada@example.com' };
+    const direct = await org.api.post('/api/v1/licenses', body);
+    const key = newKey();
+    const keyed = await org.api.post('/api/v1/licenses', body, withKey(key));
+    const replayed = await org.api.post('/api/v1/licenses', body, withKey(key));
+    for (const answer of [direct, keyed, replayed]) {
+      expect(answer.status).toBe(201);
+      expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    }
+    const members = (answer: typeof direct) => Object.keys(answer.body as object);
+    expect(members(keyed)).toEqual(members(direct));
+    expect(keyed.body).toMatchObject({ product_id: product.id, customer_email: 'ada@example.com' });
+    expect(keyed.body.license_blob).toEqual(expect.any(String));
+    expect(replayed.headers.get(REPLAYED)).toBe('true');
+    expect(replayed.text).toBe(keyed.text);
+  });
+
   it('stores a 4xx and replays it, even once the cause is gone', async () => {
     const { product, keyPair } = await productWithKeyPair(org.api, { key_pair_id: null });
     const key = newKey();

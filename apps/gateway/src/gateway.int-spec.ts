@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
 import { NatsConnection, connect } from 'nats';
 import { DataSource } from 'typeorm';
-import { AuditEntryRecord, Streams, auditSubject } from '@licensing/contracts';
+import { AuditEntryRecord, Streams, auditSubject, deadLetterSubject } from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
 import { ensureStream, namespaced } from '@licensing/shared/messaging';
 import {
@@ -108,6 +108,27 @@ describe('gateway', () => {
       },
       { what: 'an empty consumer' },
     );
+  });
+
+  it('sets aside an entry PostgreSQL refuses, and stores the others of its batch', async () => {
+    const before = [entry(), entry()];
+    const refused = entry({ request_id: 'nul\u0000here' }); // valid to the contract, not to PostgreSQL
+    const after = [entry(), entry()];
+    await Promise.all([...before, refused, ...after].map((each) => publish(each)));
+    for (const { id } of [...before, ...after])
+      await waitFor(async () => (await stored(id)) === 1, { what: `entry ${id}` });
+    const manager = await nats.jetstreamManager();
+    const setAside = await waitFor(
+      () =>
+        manager.streams
+          .getMessage(`${namespace}_${Streams.deadLetters.name}`, {
+            last_by_subj: namespaced(namespace, deadLetterSubject(AUDIT_CONSUMER)),
+          })
+          .catch(() => undefined),
+      { what: 'the dead letter' },
+    );
+    expect((setAside.json() as AuditEntryRecord).id).toBe(refused.id);
+    expect(await stored(refused.id)).toBe(0);
   });
 
   it('stores the entries published while it was stopped once it is back', async () => {

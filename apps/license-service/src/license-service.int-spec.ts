@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { Messages } from '@licensing/contracts';
+import { Messages, Streams } from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
+import { OutboxRelay } from '@licensing/shared/events';
 import {
   BusTestClient,
   deleteNamespaceStreams,
@@ -317,5 +319,167 @@ describe('license service', () => {
     );
     await org.send(Messages.license.revoke, { id: license.id });
     expect(cached).toContainEqual(expect.objectContaining({ serial: license.serial, status: 'revoked' }));
+  });
+
+  describe('a license created in one statement', () => {
+    const actor = { api_key_id: randomUUID(), prefix: 'lk_test1234', name: 'creates' };
+    let audits: EventRecorder;
+    beforeAll(async () => {
+      audits = await EventRecorder.start(namespace, Streams.audit);
+    });
+    afterAll(() => audits.stop());
+
+    const auditOf = (resourceId: string) =>
+      audits.events.filter((entry) => (entry as { resource_id?: string }).resource_id === resourceId);
+    const licensesOf = async (productId: string): Promise<number> => {
+      const [{ count }] = await app
+        .get(DataSource)
+        .query('SELECT count(*)::int AS count FROM license.licenses WHERE product_id = $1', [productId]);
+      return count as number;
+    };
+
+    it('writes each of concurrent creates with its license.created event and its audit entry', async () => {
+      const orgId = randomUUID();
+      const org = bus.as(orgId, actor);
+      const keyPair = await org.send(Messages.keyPair.create, {});
+      const product = await catalogProduct(orgId, keyPair.id);
+      const licenses = await Promise.all(
+        Array.from({ length: 20 }, (_, n) =>
+          org.send(Messages.license.create, { product_id: product.id, customer_email: `c${n}@example.com` }),
+        ),
+      );
+      expect(new Set(licenses.map((license) => license.serial)).size).toBe(20);
+      expect(await licensesOf(product.id)).toBe(20);
+      for (const { license_blob, ...license } of licenses) {
+        expect(license_blob).toEqual(expect.any(String));
+        const event = await recorder.waitFor('license.created', (e) => e.data.id === license.id);
+        expect(event).toMatchObject({ org_id: orgId, data: license });
+        expect(event.serial_status).toMatchObject({ serial: license.serial, status: 'active' });
+        const [entry] = await waitFor(() => auditOf(license.id).length > 0 && auditOf(license.id), {
+          what: `the audit entry of ${license.id}`,
+        });
+        expect(auditOf(license.id)).toHaveLength(1);
+        expect(entry).toMatchObject({
+          org_id: orgId,
+          action: 'created',
+          resource_type: 'license',
+          actor,
+          changes: { serial: { from: null, to: license.serial } },
+        });
+      }
+    });
+
+    it('audits only a create an API key asked for', async () => {
+      const orgId = randomUUID();
+      const keyPair = await bus.as(orgId).send(Messages.keyPair.create, {});
+      const product = await catalogProduct(orgId, keyPair.id);
+      const unaudited = await bus.as(orgId).send(Messages.license.create, { product_id: product.id });
+      const audited = await bus.as(orgId, actor).send(Messages.license.create, { product_id: product.id });
+      // The outbox is published in the order it was written: the first entry would be there already.
+      await waitFor(() => auditOf(audited.id).length > 0, { what: 'the second audit entry' });
+      expect(auditOf(unaudited.id)).toEqual([]);
+      await recorder.waitFor('license.created', (e) => e.data.id === unaudited.id);
+    });
+
+    it("wakes this process's relay itself, and notifies the other replicas' only while it has none", async () => {
+      const orgId = randomUUID();
+      const org = bus.as(orgId);
+      const keyPair = await org.send(Messages.keyPair.create, {});
+      const product = await catalogProduct(orgId, keyPair.id);
+      const dataSource = app.get(DataSource);
+      const listener = new Client({ connectionString: (dataSource.options as { url: string }).url });
+      const notified: string[] = [];
+      listener.on('notification', ({ channel }) => notified.push(channel));
+      await listener.connect();
+      await listener.query('LISTEN outbox_license');
+      const relay = app.get(OutboxRelay);
+      try {
+        const woken = await org.send(Messages.license.create, { product_id: product.id });
+        await recorder.waitFor('license.created', (e) => e.data.id === woken.id);
+        expect(notified).toEqual([]);
+
+        await relay.onApplicationShutdown(); // as while this replica shuts down
+        const waiting = await org.send(Messages.license.create, { product_id: product.id });
+        await waitFor(() => notified.length > 0, { what: 'the notification to the other relays' });
+        expect(notified).toEqual(['outbox_license']);
+        await relay.onApplicationBootstrap();
+        await recorder.waitFor('license.created', (e) => e.data.id === waiting.id);
+      } finally {
+        if (!relay.isRunning) await relay.onApplicationBootstrap();
+        await listener.end();
+      }
+    });
+
+    it('makes the license from the version of the product current when it commits', async () => {
+      const orgId = randomUUID();
+      const org = bus.as(orgId);
+      const keyPair = await org.send(Messages.keyPair.create, {});
+      const product = await catalogProduct(orgId, keyPair.id);
+      await org.send(Messages.license.create, { product_id: product.id });
+      // A newer version that this service's catalog never told itself about (another replica applied it).
+      await app.get(DataSource).query(
+        `UPDATE license.catalog_products
+            SET name = 'Renamed', default_features = '{gold}', default_valid_days = 7,
+                updated_at = updated_at + interval '1 second'
+          WHERE id = $1`,
+        [product.id],
+      );
+      const license = await org.send(Messages.license.create, { product_id: product.id });
+      expect(license).toMatchObject({ product_name: 'Renamed', features: ['gold'] });
+      expect((Date.parse(license.valid_until!) - Date.parse(license.valid_from)) / 86_400_000).toBe(7);
+    });
+
+    it('leaves nothing when the product is retired while the statement waits for its row', async () => {
+      const orgId = randomUUID();
+      const org = bus.as(orgId, actor);
+      const keyPair = await org.send(Messages.keyPair.create, {});
+      const product = await catalogProduct(orgId, keyPair.id);
+      const first = await org.send(Messages.license.create, { product_id: product.id });
+      const dataSource = app.get(DataSource);
+      // A retirement in progress: the row locked for update, as CatalogService.retire locks it.
+      const retiring = dataSource.createQueryRunner();
+      await retiring.connect();
+      try {
+        await retiring.startTransaction();
+        await retiring.query('SELECT 1 FROM license.catalog_products WHERE id = $1 FOR UPDATE', [product.id]);
+        const create = org.send(Messages.license.create, { product_id: product.id }).then(
+          () => 'created',
+          (error: { code: string }) => error.code,
+        );
+        await waitFor(
+          async () =>
+            (
+              await dataSource.query(
+                `SELECT 1 FROM pg_stat_activity
+                  WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH product AS%'`,
+              )
+            ).length === 1,
+          { what: 'the create waiting for the product row' },
+        );
+        await retiring.query(
+          'UPDATE license.catalog_products SET retired_at = now(), key_pair_id = NULL WHERE id = $1',
+          [product.id],
+        );
+        await retiring.commitTransaction();
+        expect(await create).toBe('not_found');
+      } finally {
+        await retiring.release();
+      }
+      expect(await licensesOf(product.id)).toBe(1);
+      // Nothing of the refused create reached the outbox: a later create's entries arrive after
+      // where its would have been, and the product has only the first license's event and entry.
+      const other = await catalogProduct(orgId, keyPair.id);
+      const later = await org.send(Messages.license.create, { product_id: other.id });
+      await recorder.waitFor('license.created', (e) => e.data.id === later.id);
+      await waitFor(() => auditOf(later.id).length > 0, { what: 'the later audit entry' });
+      expect(recorder.of('license.created', (e) => e.data.product_id === product.id)).toHaveLength(1);
+      expect(
+        audits.events.filter(
+          (entry) =>
+            (entry as { changes?: { product_id?: { to: string } } }).changes?.product_id?.to === product.id,
+        ),
+      ).toHaveLength(1);
+      expect(auditOf(first.id)).toHaveLength(1);
+    });
   });
 });

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import {
   AuditEntryRecord,
   AuditEventListView,
@@ -13,23 +12,6 @@ import {
 import { pageWindow } from '@licensing/shared/database';
 import { AuditInput, auditEntry } from '@licensing/shared/events';
 import { AuditEventEntity } from './audit-event.entity';
-
-function toEntity(entry: AuditEntryRecord): AuditEventEntity {
-  return Object.assign(new AuditEventEntity(), {
-    id: entry.id,
-    orgId: entry.org_id,
-    occurredAt: new Date(entry.occurred_at),
-    action: entry.action,
-    resourceType: entry.resource_type,
-    resourceId: entry.resource_id,
-    actorApiKeyId: entry.actor.api_key_id,
-    actorPrefix: entry.actor.prefix,
-    actorName: entry.actor.name,
-    requestId: entry.request_id,
-    ip: entry.ip ?? null,
-    changes: entry.changes,
-  });
-}
 
 function toView(event: AuditEventEntity): AuditEventView {
   return {
@@ -48,7 +30,20 @@ function toView(event: AuditEventEntity): AuditEventView {
 /** The audit log: stored here for every service, listed per organization, newest first. */
 @Injectable()
 export class AuditEventsService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly insert: string;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.insert = `INSERT INTO ${dataSource.getMetadata(AuditEventEntity).tablePath}
+                          (id, org_id, occurred_at, action, resource_type, resource_id, actor_api_key_id,
+                           actor_prefix, actor_name, request_id, ip, changes)
+                   SELECT e.id, e.org_id, e.occurred_at, e.action, e.resource_type, e.resource_id,
+                          (e.actor->>'api_key_id')::uuid, e.actor->>'prefix', e.actor->>'name',
+                          e.request_id, e.ip, e.changes
+                     FROM jsonb_to_recordset($1::jsonb) AS e(
+                            id uuid, org_id uuid, occurred_at timestamptz, action text, resource_type text,
+                            resource_id uuid, actor jsonb, request_id text, ip text, changes jsonb)
+                   ON CONFLICT DO NOTHING`;
+  }
 
   /** A change the gateway makes itself (API keys): its entry, in the change's own transaction. */
   async record(manager: EntityManager, input: AuditInput): Promise<void> {
@@ -56,16 +51,12 @@ export class AuditEventsService {
     if (entry) await this.store(manager, [entry]);
   }
 
-  /** Idempotent on the entry id: an entry delivered twice is stored once. */
+  /**
+   * Idempotent on the entry id: an entry delivered twice is stored once. One statement per batch,
+   * the entries passed as one JSON array (TypeORM's insert builder cost more CPU than the insert).
+   */
   async store(manager: EntityManager, entries: AuditEntryRecord[]): Promise<void> {
-    await manager
-      .createQueryBuilder()
-      .insert()
-      .into(AuditEventEntity)
-      // `changes` holds arbitrary JSON, which TypeORM's deep-partial type cannot follow.
-      .values(entries.map(toEntity) as QueryDeepPartialEntity<AuditEventEntity>[])
-      .orIgnore()
-      .execute();
+    await manager.query(this.insert, [JSON.stringify(entries)]);
   }
 
   async list(orgId: string, query: ListAuditEventsQueryDto): Promise<AuditEventListView> {

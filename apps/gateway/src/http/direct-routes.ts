@@ -1,5 +1,5 @@
-import { PipeTransform, Type } from '@nestjs/common';
-import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { HttpStatus, PipeTransform, RequestMethod, Type } from '@nestjs/common';
+import { HTTP_CODE_METADATA, METHOD_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyReply, FastifyRequest } from 'fastify';
@@ -8,6 +8,7 @@ import { requestContext } from '@licensing/shared/logging';
 import { JsonText } from '@licensing/shared/messaging';
 import { inRequestSpan, tracing } from '@licensing/shared/tracing';
 import { assertScopes } from '../identity/scopes';
+import { IDEMPOTENCY_KEY_HEADER } from '../idempotency/request-fingerprint';
 import { ResponseKeysService } from '../signed-answers/response-keys.service';
 import { SIGNATURE_HEADER, nonceOf, signAnswer } from '../signed-answers/signed-answer';
 import { answerFailure } from './problem.filter';
@@ -39,13 +40,16 @@ declare module 'fastify' {
 }
 
 /**
- * Serves a hot route (check-revocation, sync, verify, validate, the GETs of one resource) from Fastify's preHandler, past
- * Nest's router, guards, pipes, interceptors and rxjs, which cost a third of the gateway's CPU
- * on those routes (bench/README.md). The route stays a Nest route, so the route table, its Fastify
- * config and the OpenAPI document are unchanged, and it does what the Nest pipeline does, with
- * the same functions: scopes (`assertScopes`), the platform's validation pipe, the request context,
- * the controller method itself, and failures answered by `answerFailure`. Only a method that takes
- * nothing but its body and path parameters can be direct; anything else fails when the class loads.
+ * Serves a hot route (check-revocation, sync, verify, validate, the GETs of one resource, license
+ * create) from Fastify's preHandler, past Nest's router, guards, pipes, interceptors and rxjs, which
+ * cost a third of the gateway's CPU on those routes (bench/README.md). The route stays a Nest route,
+ * so the route table, its Fastify config and the OpenAPI document are unchanged, and it does what
+ * the Nest pipeline does, with the same functions: scopes (`assertScopes`), the platform's
+ * validation pipe, the request context, the controller method itself, its status (`@HttpCode`, else
+ * 201 for a POST, as Nest answers), and failures answered by `answerFailure`. An `@Idempotent()`
+ * route's request with an `Idempotency-Key` header goes through Nest's pipeline instead, where the
+ * key is claimed and the answer stored. Only a method that takes nothing but its body and path
+ * parameters can be direct; anything else fails when the class loads.
  */
 export const Direct = (): MethodDecorator => (target, key, descriptor) => {
   const controller = target.constructor as Type<unknown>;
@@ -76,7 +80,8 @@ export const Direct = (): MethodDecorator => (target, key, descriptor) => {
 export function registerDirectRoutes(app: NestFastifyApplication): void {
   const validation = createValidationPipe();
   const responseKeys = app.get(ResponseKeysService);
-  const handlers = new Map<DirectTarget, (...args: unknown[]) => Promise<unknown>>();
+  type Handler = { call: (...args: unknown[]) => Promise<unknown>; status: number };
+  const handlers = new Map<DirectTarget, Handler>();
   const handlerOf = (target: DirectTarget) => {
     let handler = handlers.get(target);
     if (!handler) {
@@ -84,7 +89,8 @@ export function registerDirectRoutes(app: NestFastifyApplication): void {
         string,
         (...args: unknown[]) => Promise<unknown>
       >;
-      handler = controller[target.method].bind(controller);
+      const method = controller[target.method];
+      handler = { call: method.bind(controller), status: statusOf(method) };
       handlers.set(target, handler);
     }
     return handler;
@@ -109,6 +115,7 @@ export function registerDirectRoutes(app: NestFastifyApplication): void {
       const config = request.routeOptions.config;
       const target = config?.direct;
       if (!target) return;
+      if (config.idempotent && request.headers[IDEMPOTENCY_KEY_HEADER] !== undefined) return;
       try {
         assertScopes(request.auth, config.allowed_scopes);
         // A signed answer is asked for with a nonce: checked, and the key found, before the handler
@@ -120,12 +127,13 @@ export function registerDirectRoutes(app: NestFastifyApplication): void {
             ? undefined
             : (responseKeys.cached(orgId) ?? (await responseKeys.signer(orgId)));
         const args = await argumentsOf(request, target.params);
-        const handler = handlerOf(target);
+        const { call, status } = handlerOf(target);
         const store = contextOf(request);
         // Traced, the request's span is the active one for the bus requests the handler makes.
         const result = await (tracing.enabled
-          ? inRequestSpan(request, () => requestContext.run(store, () => handler(...args)))
-          : requestContext.run(store, () => handler(...args)));
+          ? inRequestSpan(request, () => requestContext.run(store, () => call(...args)))
+          : requestContext.run(store, () => call(...args)));
+        void reply.code(status);
         // A forwarded answer (`BusClient.forward`) is the service's JSON text, sent as it came.
         const forwarded = result instanceof JsonText;
         if (!signer && !forwarded) return reply.send(result);
@@ -138,4 +146,12 @@ export function registerDirectRoutes(app: NestFastifyApplication): void {
         return reply;
       }
     });
+}
+
+/** The status Nest would answer a method's success with: its `@HttpCode`, else 201 for a POST, else 200. */
+function statusOf(method: object): number {
+  const declared = Reflect.getMetadata(HTTP_CODE_METADATA, method) as number | undefined;
+  if (declared !== undefined) return declared;
+  const verb = Reflect.getMetadata(METHOD_METADATA, method) as RequestMethod | undefined;
+  return verb === RequestMethod.POST ? HttpStatus.CREATED : HttpStatus.OK;
 }

@@ -10,9 +10,11 @@ import {
 import { Reflector } from '@nestjs/core';
 import { ApiHeader } from '@nestjs/swagger';
 import { FastifyReply, FastifyRequest } from 'fastify';
-import { Observable, catchError, concatMap, from, of, throwError } from 'rxjs';
+import { Observable, catchError, concatMap, from, map, of, throwError } from 'rxjs';
 import { DomainError } from '@licensing/shared/errors';
+import { JsonText } from '@licensing/shared/messaging';
 import { problemResponse } from '../http/api-problems';
+import { AddRouteConfig } from '../http/route-config';
 import { toProblem } from '../http/problem';
 import { bearerKeyOf } from '../identity/authenticate.hook';
 import { ReplayedHeaders } from './idempotency-key.entity';
@@ -21,6 +23,16 @@ import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyOf, requestHash } from './request
 import { sealFields, unsealFields } from './sealed-fields';
 
 const SECRET_FIELDS = 'idempotency_secret_fields';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Set by `@Idempotent()`. On a `@Direct()` route, a request with an `Idempotency-Key` header is
+     * left to Nest's pipeline, where this interceptor runs; one without the header is served directly.
+     */
+    idempotent?: boolean;
+  }
+}
 
 /** Headers of a first answer that its replays repeat (content-type follows from the status). */
 const REPLAYED_HEADERS = ['location', 'content-location'];
@@ -42,6 +54,7 @@ export function Idempotent(options: IdempotentOptions = {}): MethodDecorator {
   return applyDecorators(
     SetMetadata(SECRET_FIELDS, options.secretFields ?? []),
     UseInterceptors(IdempotencyInterceptor),
+    AddRouteConfig({ idempotent: true }),
     ApiHeader({
       name: 'Idempotency-Key',
       required: false,
@@ -70,6 +83,14 @@ function routeOf(request: FastifyRequest): string {
   return `${request.method} ${template.replace(/^\/api(?=\/)/, '')}`;
 }
 
+/**
+ * A handler that forwards the service's JSON text (`BusClient.forward`, for its `@Direct()` path)
+ * answers here with the value, which is what is stored and what Nest serializes.
+ */
+function parsedAnswer(body: unknown): unknown {
+  return body instanceof JsonText ? (JSON.parse(body.text) as unknown) : body;
+}
+
 function headersToReplay(reply: FastifyReply): ReplayedHeaders {
   const headers: ReplayedHeaders = {};
   for (const name of REPLAYED_HEADERS) {
@@ -95,7 +116,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const key = idempotencyKeyOf(request.headers[IDEMPOTENCY_KEY_HEADER]);
-    if (key === undefined) return next.handle();
+    if (key === undefined) return next.handle().pipe(map(parsedAnswer));
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     const orgId = request.auth!.orgId;
     const secretFields = this.reflector.get<string[] | undefined>(SECRET_FIELDS, context.getHandler()) ?? [];
@@ -118,6 +139,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       return of(this.replay(reply, claim, body));
     }
     return next.handle().pipe(
+      map(parsedAnswer),
       concatMap(async (body: unknown) => {
         const stored = sealFields(body, secretFields, callerKey, sealContext);
         await this.idempotency.complete(claim, reply.statusCode, stored, headersToReplay(reply));

@@ -55,8 +55,9 @@ export class LicensesController {
     ['not_found', 'the product `product_id` does not exist in the organization'],
     ['key_pair_missing', 'the product has no key pair to sign with'],
   )
-  create(@Body() dto: CreateLicenseDto): Promise<LicenseView> {
-    return this.bus.send(Messages.license.create, dto);
+  @Direct()
+  create(@Body() dto: CreateLicenseDto): Promise<JsonText<LicenseView>> {
+    return this.bus.forward(Messages.license.create, dto);
   }
 
   @Get()

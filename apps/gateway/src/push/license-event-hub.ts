@@ -170,6 +170,8 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
   /** Delivers one live event to the connections that follow its serial. */
   private dispatch(message: JsMsg): void {
     this.position = message.seq;
+    // Nobody follows anything: nothing to decode (most gateways, most of the time, under creates).
+    if (this.index.size === 0) return;
     const orgId = organizationOfEventSubject(message.subject, this.bus.namespace);
     const event = decodeEvent(message);
     if (!event || !orgId || event.org_id !== orgId) return;

@@ -2,10 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { CatalogProductDto, ProductPublicKeyView } from '@licensing/contracts';
+import { preparedEntityQuery } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { KeyPairEntity } from '../key-pairs/key-pair.entity';
 import { LicenseEntity } from '../licenses/license.entity';
 import { CatalogProductEntity } from './catalog-product.entity';
+
+const MAX_HELD_PRODUCTS = 10_000;
 
 /**
  * The products as the license service knows them (docs/architecture.md, "The catalog"). A version
@@ -16,7 +19,22 @@ import { CatalogProductEntity } from './catalog-product.entity';
  */
 @Injectable()
 export class CatalogService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  /**
+   * Live products with a key pair, as last read, by id: what licenses are made from. Never trusted
+   * alone: the statement that creates a license checks, under the row's share lock, that the
+   * version it was made from is still the live one (LicensesService).
+   */
+  private readonly issuable = new Map<string, CatalogProductEntity>();
+  private readonly liveProduct: (values: unknown[]) => Promise<CatalogProductEntity[]>;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.liveProduct = preparedEntityQuery(
+      dataSource,
+      CatalogProductEntity,
+      'catalog-live-product',
+      'id = $1 AND org_id = $2 AND retired_at IS NULL',
+    );
+  }
 
   /** Applies a version of the product; an older one than held, or one of a retired product, is ignored. */
   async upsert(orgId: string, product: CatalogProductDto): Promise<{ ok: true }> {
@@ -49,6 +67,7 @@ export class CatalogService {
         ],
       );
     });
+    this.issuable.delete(product.id);
     return { ok: true };
   }
 
@@ -84,6 +103,7 @@ export class CatalogService {
         { retiredAt: new Date(), keyPairId: null },
       );
     });
+    this.issuable.delete(productId);
     return { ok: true };
   }
 
@@ -105,18 +125,34 @@ export class CatalogService {
     };
   }
 
-  /** A product of the organization that has not been deleted, optionally locked against retirement. */
-  async findLive(
-    manager: EntityManager,
-    orgId: string,
-    productId: string,
-    lock?: 'pessimistic_read',
-  ): Promise<CatalogProductEntity> {
+  /** A product of the organization that has not been deleted. */
+  async findLive(manager: EntityManager, orgId: string, productId: string): Promise<CatalogProductEntity> {
     const product = await manager.findOne(CatalogProductEntity, {
       where: { id: productId, orgId, retiredAt: IsNull() },
-      ...(lock ? { lock: { mode: lock } } : {}),
     });
     if (!product) throw DomainError.notFound('Product', productId);
+    return product;
+  }
+
+  /**
+   * The product a license is to be made from, unlocked: the version held in memory, or (`fresh`, or
+   * none held) the live row read now. Only a fresh read answers `not_found` or `key_pair_missing`;
+   * the caller's statement proves the version still live when it inserts the license.
+   */
+  async forIssue(orgId: string, productId: string, fresh: boolean): Promise<CatalogProductEntity> {
+    const held = fresh ? undefined : this.issuable.get(productId);
+    if (held?.orgId === orgId) return held;
+    const [product] = await this.liveProduct([productId, orgId]);
+    if (!product) {
+      this.issuable.delete(productId);
+      throw DomainError.notFound('Product', productId);
+    }
+    if (!product.keyPairId) {
+      this.issuable.delete(productId);
+      throw new DomainError('key_pair_missing', `Product ${product.id} has no key pair assigned`);
+    }
+    if (this.issuable.size >= MAX_HELD_PRODUCTS) this.issuable.delete(this.issuable.keys().next().value!);
+    this.issuable.set(productId, product);
     return product;
   }
 

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { EventsModule } from '@licensing/shared/events';
 import { CatalogModule } from '../catalog/catalog.module';
 import { LicenseExpirySweeper } from './license-expiry.sweeper';
 import { LicenseSigner } from './license-signer.service';
@@ -8,7 +9,7 @@ import { LicensesService } from './licenses.service';
 import { SerialStatusesService } from './serial-statuses.service';
 
 @Module({
-  imports: [CatalogModule],
+  imports: [CatalogModule, EventsModule],
   controllers: [LicensesController],
   providers: [LicensesService, LicenseVerifier, LicenseSigner, SerialStatusesService, LicenseExpirySweeper],
   exports: [LicenseSigner],

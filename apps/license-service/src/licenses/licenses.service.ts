@@ -14,10 +14,20 @@ import {
   pageOf,
 } from '@licensing/contracts';
 import { generateSerial } from '@licensing/license-format';
-import { isUniqueViolation, pageWindow } from '@licensing/shared/database';
+import { isUniqueViolation, pageWindow, preparedStatement } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { Metrics } from '@licensing/shared/metrics';
-import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
+import {
+  OutboxEventEntity,
+  OutboxRelay,
+  auditChanges,
+  auditRow,
+  eventRow,
+  outboxChannel,
+  outboxTraceContext,
+  recordAudit,
+  recordEvent,
+} from '@licensing/shared/events';
 import { BusClient } from '@licensing/shared/messaging';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { CatalogService } from '../catalog/catalog.service';
@@ -29,90 +39,175 @@ import { toLicenseView } from './license.mapper';
 import { toSerialStatus } from './serial-statuses.service';
 
 const DAY_MS = 86_400_000;
-/** A serial carries 80 random bits; a collision is astronomically rare, but the unique index decides. */
-const SERIAL_ATTEMPTS = 3;
+/**
+ * A create is tried again when its serial collides (80 random bits: astronomically rare, but the
+ * unique index decides) or its product changed after it was read.
+ */
+const ISSUE_ATTEMPTS = 3;
 
 /** Issues, lists, reads and revokes licenses. Verification lives in LicenseVerifier. */
 @Injectable()
 export class LicensesService {
+  /** One round trip per license created: see `issue`. Answers one row when it inserted the license. */
+  private readonly issueStatement: (values: unknown[]) => Promise<unknown[]>;
+  private readonly outboxChannel: string;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly catalog: CatalogService,
     private readonly signer: LicenseSigner,
     private readonly bus: BusClient,
-  ) {}
+    private readonly relay: OutboxRelay,
+  ) {
+    const table = (entity: new () => object) => dataSource.getMetadata(entity).tablePath;
+    this.outboxChannel = outboxChannel((dataSource.options as { schema?: string }).schema);
+    // The product version the license was made from ($3, $4), locked FOR SHARE; the license, then
+    // its event and audit entry (none when $19 is null) in the outbox, in that order; the outbox's
+    // notification ($24), delivered at commit. Nothing is written unless the product row matched.
+    this.issueStatement = preparedStatement(
+      dataSource,
+      'license-create',
+      `WITH product AS (
+         SELECT id FROM ${table(CatalogProductEntity)}
+          WHERE id = $2::uuid AND org_id = $1::uuid AND retired_at IS NULL
+            AND updated_at = $3::timestamptz AND key_pair_id = $4::uuid
+            FOR SHARE
+       ), license AS (
+         INSERT INTO ${table(LicenseEntity)}
+                (id, org_id, product_id, serial, license_type, customer_id, customer_email, status,
+                 valid_from, valid_until, features, max_seats, hardware_binding, key_pair_id, jws,
+                 created_at, updated_at)
+         SELECT $5::uuid, $1::uuid, product.id, $6::varchar, $7::varchar, $8::varchar, $9::varchar, 'active',
+                $10::timestamptz, $11::timestamptz, $12::text[], $13::integer, $14::jsonb, $4::uuid, $15::text,
+                $10::timestamptz, $10::timestamptz
+           FROM product
+         RETURNING 1
+       ), outbox AS (
+         INSERT INTO ${table(OutboxEventEntity)} (id, subject, payload, trace_context, created_at)
+         SELECT row.id, row.subject, row.payload, $22::text, now()
+           FROM license,
+                (VALUES (1, $16::uuid, $17::varchar, $18::text), (2, $19::uuid, $20::varchar, $21::text))
+                  AS row(n, id, subject, payload)
+          WHERE row.id IS NOT NULL
+          ORDER BY row.n
+         RETURNING 1
+       )
+       SELECT CASE WHEN $24::boolean THEN pg_notify($23, '') END FROM license`,
+    );
+  }
 
   async create(orgId: string, dto: CreateLicenseDto): Promise<LicenseView> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const license = await this.issue(orgId, dto);
-        Metrics.licensesCreated.inc();
-        return license;
+        const license = await this.issue(orgId, dto, attempt > 1);
+        if (license) {
+          Metrics.licensesCreated.inc();
+          return license;
+        }
+        // The product changed (or went) after the version this license was made from was read.
+        if (attempt === ISSUE_ATTEMPTS) {
+          throw DomainError.conflict(
+            `Product ${dto.product_id} changed while the license was created; retry`,
+          );
+        }
       } catch (error) {
-        if (!isUniqueViolation(error, 'uq_licenses_serial') || attempt === SERIAL_ATTEMPTS) throw error;
+        if (!isUniqueViolation(error, 'uq_licenses_serial') || attempt === ISSUE_ATTEMPTS) throw error;
       }
     }
   }
 
   /**
-   * The product row stays locked FOR SHARE until the license is committed: a product delete, which
-   * locks it for update, waits and then sees this license, or wins and this create finds no product.
+   * Makes the license from a version of its product (the catalog's, held in memory unless `fresh`),
+   * signs it, and writes it with its `license.created` event and its audit entry in one statement
+   * (`issueStatement`) that inserts them only if that version is still the product's live one, with
+   * the product row locked FOR SHARE until the statement commits: a product delete, which locks it
+   * for update, waits and then sees this license, or wins and this statement inserts nothing.
+   * Undefined when it inserted nothing: the caller reads the product again.
    */
-  private issue(orgId: string, dto: CreateLicenseDto): Promise<LicenseView> {
-    return this.dataSource.transaction(async (manager) => {
-      const product = await this.catalog.findLive(manager, orgId, dto.product_id, 'pessimistic_read');
-      if (!product.keyPairId) {
-        throw new DomainError('key_pair_missing', `Product ${product.id} has no key pair assigned`);
-      }
-      const licenseType = dto.license_type ?? 'subscription';
-      if (licenseType === 'node_locked' && dto.max_seats !== undefined && dto.max_seats !== 1) {
-        throw DomainError.validation([
-          { field: 'max_seats', message: 'a node_locked license has exactly one seat' },
-        ]);
-      }
-      const now = new Date();
-      const validDays = licenseType === 'perpetual' ? 0 : (dto.valid_days ?? product.defaultValidDays);
-      const license = Object.assign(new LicenseEntity(), {
-        id: randomUUID(),
-        orgId,
-        productId: product.id,
-        serial: generateSerial(product.code),
-        licenseType,
-        customerId: dto.customer_id ?? null,
-        customerEmail: dto.customer_email ?? null,
-        status: 'active' as const,
-        validFrom: now,
-        validUntil: validDays === 0 ? null : new Date(now.getTime() + validDays * DAY_MS),
-        features: dto.features ?? product.defaultFeatures,
-        maxSeats: licenseType === 'node_locked' ? 1 : (dto.max_seats ?? 1),
-        hardwareBinding: dto.hardware_binding ? { fingerprint: dto.hardware_binding.fingerprint } : null,
-        keyPairId: product.keyPairId,
-        createdAt: now,
-        updatedAt: now,
-        revokedAt: null,
-        listVersion: null,
-        listChangedAt: null,
-      });
-      await this.signer.sign(manager, license, product, now);
-      await manager.insert(LicenseEntity, license);
-      const data = toLicenseView(license, product, { withBlob: false });
-      await recordEvent(manager, {
-        type: 'license.created',
-        orgId,
-        data,
-        occurredAt: now,
-        serialStatus: toSerialStatus(license),
-      });
-      await recordAudit(manager, {
-        orgId,
-        action: 'created',
-        resourceType: 'license',
-        resourceId: license.id,
-        changes: auditChanges(null, data),
-        occurredAt: now,
-      });
-      return toLicenseView(license, product, { withBlob: true });
+  private async issue(
+    orgId: string,
+    dto: CreateLicenseDto,
+    fresh: boolean,
+  ): Promise<LicenseView | undefined> {
+    const product = await this.catalog.forIssue(orgId, dto.product_id, fresh);
+    const licenseType = dto.license_type ?? 'subscription';
+    if (licenseType === 'node_locked' && dto.max_seats !== undefined && dto.max_seats !== 1) {
+      throw DomainError.validation([
+        { field: 'max_seats', message: 'a node_locked license has exactly one seat' },
+      ]);
+    }
+    const now = new Date();
+    const validDays = licenseType === 'perpetual' ? 0 : (dto.valid_days ?? product.defaultValidDays);
+    const license = Object.assign(new LicenseEntity(), {
+      id: randomUUID(),
+      orgId,
+      productId: product.id,
+      serial: generateSerial(product.code),
+      licenseType,
+      customerId: dto.customer_id ?? null,
+      customerEmail: dto.customer_email ?? null,
+      status: 'active' as const,
+      validFrom: now,
+      validUntil: validDays === 0 ? null : new Date(now.getTime() + validDays * DAY_MS),
+      features: dto.features ?? product.defaultFeatures,
+      maxSeats: licenseType === 'node_locked' ? 1 : (dto.max_seats ?? 1),
+      hardwareBinding: dto.hardware_binding ? { fingerprint: dto.hardware_binding.fingerprint } : null,
+      keyPairId: product.keyPairId,
+      createdAt: now,
+      updatedAt: now,
+      revokedAt: null,
+      listVersion: null,
+      listChangedAt: null,
     });
+    await this.signer.sign(this.dataSource.manager, license, product, now);
+    const data = toLicenseView(license, product, { withBlob: false });
+    const { row: event } = eventRow({
+      type: 'license.created',
+      orgId,
+      data,
+      occurredAt: now,
+      serialStatus: toSerialStatus(license),
+    });
+    const audit = auditRow({
+      orgId,
+      action: 'created',
+      resourceType: 'license',
+      resourceId: license.id,
+      changes: auditChanges(null, data),
+      occurredAt: now,
+    });
+    const relayHere = this.relay.isRunning;
+    const written = await this.issueStatement([
+      orgId,
+      product.id,
+      product.updatedAt,
+      license.keyPairId,
+      license.id,
+      license.serial,
+      license.licenseType,
+      license.customerId,
+      license.customerEmail,
+      now,
+      license.validUntil,
+      license.features,
+      license.maxSeats,
+      license.hardwareBinding && JSON.stringify(license.hardwareBinding),
+      license.jws,
+      event.id,
+      event.subject,
+      event.payload,
+      audit?.id ?? null,
+      audit?.subject ?? null,
+      audit?.payload ?? null,
+      outboxTraceContext(),
+      this.outboxChannel,
+      // This process's relay, once told, drains the rows: no notification, whose commit lock would
+      // serialize every create's commit. Without a running relay here, the others are notified.
+      !relayHere,
+    ]);
+    if (written.length === 0) return undefined;
+    if (relayHere) this.relay.signal();
+    return toLicenseView(license, product, { withBlob: true });
   }
 
   async list(orgId: string, query: ListLicensesQueryDto): Promise<LicenseListView> {

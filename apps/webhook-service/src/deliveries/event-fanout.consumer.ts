@@ -61,11 +61,14 @@ export class EventFanoutConsumer implements BeforeApplicationShutdown {
       stream: Streams.events,
       decode: (message) => decodeWebhookEvent(message.data, organizationOfEventSubject(message.subject)),
       process: async (batch) => {
-        const outcomes = await storeBatch(batch, (events) => this.queue.fanOut(events, webhookMatches), {
-          isRefusal: isDataError,
-          by: 'PostgreSQL',
-        });
-        this.worker.wake();
+        let created = 0;
+        const outcomes = await storeBatch(
+          batch,
+          async (events) => (created += await this.queue.fanOut(events, webhookMatches)),
+          { isRefusal: isDataError, by: 'PostgreSQL' },
+        );
+        // The worker looks for due deliveries when there are new ones, not after every batch.
+        if (created > 0) this.worker.wake();
         return outcomes;
       },
       batchSize: BATCH_SIZE,

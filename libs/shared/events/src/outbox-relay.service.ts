@@ -37,10 +37,17 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private relisten?: NodeJS.Timeout;
   private unmeasure?: () => void;
 
+  private readonly takeBatch: string;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly bus: BusClient,
-  ) {}
+  ) {
+    const table = dataSource.getMetadata(OutboxEventEntity).tablePath;
+    this.takeBatch = `DELETE FROM ${table} WHERE seq IN (
+                        SELECT seq FROM ${table} ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED)
+                      RETURNING seq, id, subject, payload, trace_context AS "traceContext"`;
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     // Both streams the outbox feeds must exist before its first publication.
@@ -95,7 +102,17 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     }
   }
 
-  private signal(): void {
+  /**
+   * Whether this relay is running: a writer of this process may then commit outbox rows without
+   * `pg_notify` and call `signal()` once committed (the license create does: a notification makes
+   * PostgreSQL serialize the commits of every notifying transaction, bench/README.md).
+   */
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** Drains now (or right after the drain in progress): called by notifications and by local writers. */
+  signal(): void {
     this.signalled = true;
     this.wake?.();
   }
@@ -142,26 +159,23 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     return tracing.enabled && row.traceContext ? inTraceOf(JSON.parse(row.traceContext), publish) : publish();
   }
 
+  /**
+   * Takes the oldest batch nobody else holds (deleted in this transaction, so locked until it
+   * commits), publishes it, and commits: one statement besides BEGIN and COMMIT. A failed
+   * publication rolls the deletion back, and the batch is published again.
+   */
   private publishBatch(): Promise<number> {
     return this.dataSource.transaction(async (manager) => {
-      const rows = await manager
-        .getRepository(OutboxEventEntity)
-        .createQueryBuilder('e')
-        .orderBy('e.seq', 'ASC')
-        .limit(BATCH_SIZE)
-        .setLock('pessimistic_write')
-        .setOnLocked('skip_locked')
-        .getMany();
+      // Structured: TypeORM answers a bare DELETE … RETURNING as [rows, count].
+      const taken = (await manager.queryRunner!.query(this.takeBatch, [], true)) as {
+        records: OutboxEventEntity[];
+      };
+      const rows = taken.records.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
       // All at once, in order: nats.js writes them in call order on one connection and the stream
       // stores them in the order received, so a batch waits for one round of acknowledgements
       // instead of one per event. If one fails, the batch is published again and JetStream drops
       // the copies of those it had stored.
       await Promise.all(rows.map((row) => this.publish(row)));
-      if (rows.length > 0)
-        await manager.delete(
-          OutboxEventEntity,
-          rows.map((row) => row.seq),
-        );
       return rows.length;
     });
   }

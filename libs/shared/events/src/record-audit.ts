@@ -8,7 +8,7 @@ import {
   auditSubject,
 } from '@licensing/contracts';
 import { requestContext } from '@licensing/shared/logging';
-import { writeOutbox } from './outbox-signal';
+import { OutboxRow, writeOutbox } from './outbox-signal';
 
 export interface AuditInput {
   orgId: string;
@@ -53,11 +53,12 @@ export function auditEntry(input: AuditInput): AuditEntryRecord | undefined {
  * rolls back leaves none.
  */
 export async function recordAudit(manager: EntityManager, input: AuditInput): Promise<void> {
+  const row = auditRow(input);
+  if (row) await writeOutbox(manager, row);
+}
+
+/** The outbox row of the audit entry `recordAudit` would write, or undefined when no API key asked. */
+export function auditRow(input: AuditInput): OutboxRow | undefined {
   const entry = auditEntry(input);
-  if (!entry) return;
-  await writeOutbox(manager, {
-    id: entry.id,
-    subject: auditSubject(entry.org_id),
-    payload: JSON.stringify(entry),
-  });
+  return entry && { id: entry.id, subject: auditSubject(entry.org_id), payload: JSON.stringify(entry) };
 }

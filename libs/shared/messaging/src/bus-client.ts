@@ -4,12 +4,12 @@ import {
   ErrorCode,
   Events,
   JSONCodec,
-  JetStreamClient,
   MsgHdrs,
   NatsConnection,
   NatsError,
   Subscription,
   connect,
+  headers as natsHeaders,
 } from 'nats';
 import { BroadcastDefinition, MessageDefinition } from '@licensing/contracts';
 import { DomainError, toDomainError } from '@licensing/shared/errors';
@@ -23,6 +23,7 @@ import { JsonText, responseTextOf } from './reply-wire';
 import { namespaced } from './subjects';
 
 const codec = JSONCodec();
+const encoder = new TextEncoder();
 
 /** A reply of Nest's NATS transport. */
 interface ReplyPacket<T> {
@@ -51,7 +52,6 @@ export class BusClient implements OnApplicationShutdown {
   private readonly logger = new Logger(BusClient.name);
   private nats?: NatsConnection;
   private connected = false;
-  private jetstream?: JetStreamClient;
   private inbox?: ReplyInbox;
   /** The packet id Nest's wire format wants: echoed back, never read (the reply subject is the key). */
   private packets = 0;
@@ -232,18 +232,33 @@ export class BusClient implements OnApplicationShutdown {
     );
   }
 
+  /**
+   * What `jetstream().publish()` does (the message with its `Nats-Msg-Id`, to the stream's
+   * subject, answered by the stream's acknowledgement), over the bus's one reply inbox: nats.js's
+   * `request()` under it built a `NatsError` for every acknowledgement (bench/README.md).
+   */
   private async publishToStream(
     subject: string,
     payload: string | Uint8Array,
     messageId: string,
     headers: MsgHdrs | undefined,
   ): Promise<void> {
-    const data = typeof payload === 'string' ? new TextEncoder().encode(payload) : payload;
-    this.jetstream ??= this.connection().jetstream();
-    await this.jetstream.publish(namespaced(this.options.namespace, subject), data, {
-      msgID: messageId,
-      headers,
-    });
+    const data = typeof payload === 'string' ? encoder.encode(payload) : payload;
+    const withId = headers ?? natsHeaders();
+    withId.set('Nats-Msg-Id', messageId);
+    const reply = await this.inbox!.request(namespaced(this.options.namespace, subject), data, withId);
+    let ack: { stream?: string; error?: { code?: number; description?: string } } | undefined;
+    try {
+      ack = JSON.parse(utf8.decode(reply.data)) as typeof ack;
+    } catch {
+      // not an acknowledgement: refused below
+    }
+    if (!ack?.stream || ack.error) {
+      throw new NatsError(
+        `JetStream did not store the message: ${ack?.error?.description ?? 'no acknowledgement'}`,
+        ErrorCode.JetStreamInvalidAck,
+      );
+    }
   }
 
   /** Whether the NATS connection is up now (false while it reconnects). */

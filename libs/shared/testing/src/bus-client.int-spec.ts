@@ -1,9 +1,17 @@
 import { defineMessage } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
-import { connect, NatsConnection, StringCodec } from 'nats';
-import { BusClient, JsonText, encodeReply, namespaced } from '@licensing/shared/messaging';
+import { connect, headers as natsHeaders, NatsConnection, StringCodec } from 'nats';
+import {
+  BusClient,
+  JsonText,
+  encodeReply,
+  ensureStream,
+  namespaced,
+  streamName,
+} from '@licensing/shared/messaging';
 import { ScriptedPeer } from './bus';
+import { deleteNamespaceStreams } from './cleanup';
 import { TEST_NATS_URL, uniqueNamespace } from './environment';
 
 /**
@@ -158,5 +166,45 @@ describe('BusClient', () => {
       client.send(defineMessage('test.context.v1'), { x: 1 }),
     );
     expect(seen).toEqual([{ data: { x: 1 }, ctx: { request_id: 'req-42', org_id: 'org-7' } }]);
+  });
+
+  describe('publishDurable: stored by JetStream, or a failure', () => {
+    const stream = { name: 'BUS_CLIENT_TEST', subjects: 'bus-client-test.>' };
+    let nats: NatsConnection;
+    beforeAll(async () => {
+      nats = await connect({ servers: TEST_NATS_URL });
+      await ensureStream(nats, namespace, stream);
+    });
+    afterAll(async () => {
+      await nats.close();
+      await deleteNamespaceStreams(namespace);
+    });
+
+    it('resolves once the stream holds the message, once per message id', async () => {
+      await client.publishDurable('bus-client-test.a', '{"n":1}', 'id-1');
+      await client.publishDurable('bus-client-test.a', '{"n":1}', 'id-1'); // a retry: stored once
+      await client.publishDurable('bus-client-test.a', new TextEncoder().encode('{"n":2}'), 'id-2');
+      const manager = await nats.jetstreamManager();
+      const info = await manager.streams.info(streamName(namespace, stream.name));
+      expect(info.state.messages).toBe(2);
+      const last = await manager.streams.getMessage(streamName(namespace, stream.name), {
+        last_by_subj: namespaced(namespace, 'bus-client-test.a'),
+      });
+      expect(last.header.get('Nats-Msg-Id')).toBe('id-2');
+      expect(last.string()).toBe('{"n":2}');
+    });
+
+    it('rejects when no stream takes the subject, and when the stream refuses the message', async () => {
+      await expect(client.publishDurable('nobody.stores.this', '{}', 'id-3')).rejects.toThrow();
+      const manager = await nats.jetstreamManager();
+      // Expecting another last message id than the stream's: JetStream answers with an error.
+      const headers = natsHeaders();
+      headers.set('Nats-Expected-Last-Msg-Id', 'not-the-last');
+      await expect(client.publishDurable('bus-client-test.b', '{}', 'id-4', headers)).rejects.toThrow(
+        /JetStream did not store the message/,
+      );
+      const info = await manager.streams.info(streamName(namespace, stream.name));
+      expect(info.state.messages).toBe(2);
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { JSONCodec, NatsConnection, Subscription, connect } from 'nats';
 import { MessageDefinition } from '@licensing/contracts';
-import { requestContext } from '@licensing/shared/logging';
+import { RequestActor, requestContext } from '@licensing/shared/logging';
 import { BusClient, namespaced } from '@licensing/shared/messaging';
 import { TEST_NATS_URL } from './environment';
 
@@ -17,12 +17,13 @@ export class BusTestClient {
 
   /**
    * Requests on behalf of `orgId`. The reply is typed by the message; the request is not, so that a
-   * test can send what no well-typed caller could (an invalid id, a missing field).
+   * test can send what no well-typed caller could (an invalid id, a missing field). With `actor`
+   * (the API key the gateway would name), the changes the requests make are audited.
    */
-  as(orgId: string) {
+  as(orgId: string, actor?: RequestActor) {
     return {
       send: <Reply>(message: MessageDefinition<unknown, Reply>, data: unknown): Promise<Reply> =>
-        requestContext.run({ request_id: randomUUID(), org_id: orgId }, () =>
+        requestContext.run({ request_id: randomUUID(), org_id: orgId, actor }, () =>
           this.client.send(message, data),
         ),
     };

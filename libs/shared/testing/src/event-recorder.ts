@@ -1,12 +1,12 @@
 import { ConsumerMessages, NatsConnection, connect } from 'nats';
 import { LicensingEvent, Streams } from '@licensing/contracts';
-import { ensureStream } from '@licensing/shared/messaging';
+import { StreamDefinition, ensureStream } from '@licensing/shared/messaging';
 import { TEST_NATS_URL } from './environment';
 import { waitFor } from './wait-for';
 
 /**
- * Records every event published on a namespace's LICENSING_EVENTS stream, from its first message,
- * with an ordered consumer: what an internal subscriber would see.
+ * Records every event published on a namespace's LICENSING_EVENTS stream (or another stream, as
+ * AUDIT_EVENTS), from its first message, with an ordered consumer: what an internal subscriber would see.
  */
 export class EventRecorder {
   readonly events: Array<LicensingEvent<any> & { subject: string; messageId?: string }> = [];
@@ -16,9 +16,9 @@ export class EventRecorder {
     private readonly messages: ConsumerMessages,
   ) {}
 
-  static async start(namespace: string): Promise<EventRecorder> {
+  static async start(namespace: string, stream: StreamDefinition = Streams.events): Promise<EventRecorder> {
     const connection = await connect({ servers: TEST_NATS_URL });
-    const { name } = await ensureStream(connection, namespace, Streams.events);
+    const { name } = await ensureStream(connection, namespace, stream);
     const consumer = await connection.jetstream().consumers.get(name);
     const messages = await consumer.consume();
     const recorder = new EventRecorder(connection, messages);
