@@ -42,6 +42,15 @@ describe('the analytics-service schema (analytics)', () => {
       expect([...DAILY_PARTITIONED, ...MONTHLY_PARTITIONED, REPORT_IDS].sort()).toEqual(
         rows.map((row) => row.table),
       );
+      // Nor can they state an index's INCLUDE: the daily active rows' masks ride in the primary key.
+      const keys = await dataSource.query<Array<{ name: string; definition: string }>>(
+        `SELECT conname AS name, pg_get_indexdef(conindid) AS definition FROM pg_constraint
+          WHERE conname IN ('pk_active_licenses_daily', 'pk_active_fingerprints_daily') ORDER BY 1`,
+      );
+      expect(keys.map((key) => [key.name, /INCLUDE \(hours\)$/.test(key.definition)])).toEqual([
+        ['pk_active_fingerprints_daily', true],
+        ['pk_active_licenses_daily', true],
+      ]);
     } finally {
       await dataSource.destroy();
     }

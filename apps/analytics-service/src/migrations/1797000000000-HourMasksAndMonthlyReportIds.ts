@@ -32,7 +32,10 @@ export class HourMasksAndMonthlyReportIds1797000000000 implements MigrationInter
                          FROM analytics.${table}_hourly GROUP BY 1, 2, 3, 4) h
                 WHERE (d.org_id, d.product_id, d.day, d.${key}) = (h.org_id, h.product_id, h.day, h.${key})`);
       await q(`ALTER TABLE "analytics"."${table}_daily" ALTER COLUMN "hours" DROP DEFAULT, ALTER COLUMN "hours_added" DROP DEFAULT`);
-      await q(`CREATE INDEX "ix_${table}_daily_hours" ON "analytics"."${table}_daily" ("org_id", "product_id", "day", "hours") `);
+      // The mask rides in the primary key's index: the upsert's check and a cut day's count read it
+      // from the one index the rows have.
+      await q(`ALTER TABLE "analytics"."${table}_daily" DROP CONSTRAINT "pk_${table}_daily"`);
+      await q(`ALTER TABLE "analytics"."${table}_daily" ADD CONSTRAINT "pk_${table}_daily" PRIMARY KEY ("org_id", "product_id", "day", "${key}") INCLUDE ("hours")`);
       await q(`DROP TABLE "analytics"."${table}_hourly"`);
     }
 
@@ -92,7 +95,8 @@ $do$`);
       await q(`INSERT INTO analytics.${table}_hourly (org_id, product_id, hour, ${key})
         SELECT org_id, product_id, (day::timestamp + h * interval '1 hour') AT TIME ZONE 'UTC', ${key}
           FROM analytics.${table}_daily, generate_series(0, 23) h WHERE hours & (1 << h) <> 0`);
-      await q(`DROP INDEX "analytics"."ix_${table}_daily_hours"`);
+      await q(`ALTER TABLE "analytics"."${table}_daily" DROP CONSTRAINT "pk_${table}_daily"`);
+      await q(`ALTER TABLE "analytics"."${table}_daily" ADD CONSTRAINT "pk_${table}_daily" PRIMARY KEY ("org_id", "product_id", "day", "${key}")`);
       await q(`ALTER TABLE "analytics"."${table}_daily" DROP COLUMN "hours_added", DROP COLUMN "hours"`);
     }
   }
@@ -158,13 +162,14 @@ $fn$`;
  *      it conflicts in the unique index with whichever batch it raced.
  *
  * Active rows. One row per (organization, product, day, license) and per (organization, product
- * and ALL_PRODUCTS, day, machine), with the day's hours as a mask: a report whose hour is not yet
- * in its row's mask sets it, and `hours_added` tells which hours this write added (under a
+ * and ALL_PRODUCTS, day, machine), with the day's hours as a mask. A row whose mask already holds
+ * the batch's hours is left alone (an upsert would lock it even to change nothing, and most
+ * reports are of an hour already counted); a report whose hour is not yet in its row's mask sets it, and `hours_added` tells which hours this write added (under a
  * concurrent batch the upsert re-reads the committed row, so an hour is added once). An added hour
  * is one more distinct license or machine in that hour's counters and moves the last-seen hour; a
  * row inserted (hours_added = hours) is one more in its day's counters.
  */
-const STORE_SYNC_REPORTS_V3 = `CREATE FUNCTION "analytics"."store_sync_reports"(reports jsonb) RETURNS integer LANGUAGE plpgsql AS $fn$
+export const STORE_SYNC_REPORTS_V3 = `CREATE FUNCTION "analytics"."store_sync_reports"(reports jsonb) RETURNS integer LANGUAGE plpgsql AS $fn$
 DECLARE
   stored integer;
   lock_space constant integer := hashtext('analytics:report-ids');
@@ -210,17 +215,25 @@ BEGIN
       FROM ins),
   ld AS (
     INSERT INTO analytics.active_licenses_daily AS t (org_id, product_id, day, license_id, hours, hours_added)
-    SELECT org_id, product_id, day, license_id, bit_or(hour_bit), bit_or(hour_bit) FROM n
-     GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+    SELECT * FROM (SELECT org_id, product_id, day, license_id, bit_or(hour_bit) AS hours, bit_or(hour_bit) FROM n
+                    GROUP BY 1, 2, 3, 4) g
+     WHERE NOT EXISTS (SELECT 1 FROM analytics.active_licenses_daily o
+                        WHERE (o.org_id, o.product_id, o.day, o.license_id) = (g.org_id, g.product_id, g.day, g.license_id)
+                          AND g.hours & ~o.hours = 0)
+     ORDER BY 1, 2, 3, 4
     ON CONFLICT (org_id, product_id, day, license_id) DO UPDATE
       SET hours = t.hours | excluded.hours, hours_added = excluded.hours & ~t.hours
       WHERE excluded.hours & ~t.hours <> 0
     RETURNING org_id, product_id, day, license_id, hours_added, hours_added = hours AS new_day),
   fd AS (
     INSERT INTO analytics.active_fingerprints_daily AS t (org_id, product_id, day, fingerprint, hours, hours_added)
-    SELECT n.org_id, s.product_id, n.day, n.fp, bit_or(n.hour_bit), bit_or(n.hour_bit)
-      FROM n CROSS JOIN LATERAL (VALUES (n.product_id), ('00000000-0000-0000-0000-000000000000'::uuid)) s(product_id)
-     WHERE n.fp IS NOT NULL GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+    SELECT * FROM (SELECT n.org_id, s.product_id, n.day, n.fp, bit_or(n.hour_bit) AS hours, bit_or(n.hour_bit)
+                     FROM n CROSS JOIN LATERAL (VALUES (n.product_id), ('00000000-0000-0000-0000-000000000000'::uuid)) s(product_id)
+                    WHERE n.fp IS NOT NULL GROUP BY 1, 2, 3, 4) g
+     WHERE NOT EXISTS (SELECT 1 FROM analytics.active_fingerprints_daily o
+                        WHERE (o.org_id, o.product_id, o.day, o.fingerprint) = (g.org_id, g.product_id, g.day, g.fp)
+                          AND g.hours & ~o.hours = 0)
+     ORDER BY 1, 2, 3, 4
     ON CONFLICT (org_id, product_id, day, fingerprint) DO UPDATE
       SET hours = t.hours | excluded.hours, hours_added = excluded.hours & ~t.hours
       WHERE excluded.hours & ~t.hours <> 0

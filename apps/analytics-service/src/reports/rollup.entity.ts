@@ -12,10 +12,10 @@ export const ALL_PRODUCTS = '00000000-0000-0000-0000-000000000000';
 /**
  * A license that synced on a UTC day, with the hours of that day it synced in (bit h = hour h).
  * A new row adds one to usage_daily.licenses, a new hour one to that hour's usage_hourly.licenses;
- * `hoursAdded` is what the row's latest write added (see the HourMasksAndMonthlyReportIds migration).
+ * `hoursAdded` is what the row's latest write added. The primary key's index includes `hours`
+ * (INCLUDE, which TypeORM cannot state; see the HourMasksAndMonthlyReportIds migration).
  */
 @Entity({ name: 'active_licenses_daily' })
-@Index('ix_active_licenses_daily_hours', ['orgId', 'productId', 'day', 'hours'])
 export class ActiveLicenseDailyEntity {
   @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_active_licenses_daily' })
   orgId!: string;
@@ -30,7 +30,6 @@ export class ActiveLicenseDailyEntity {
 
 /** A machine that synced on a UTC day, per product and (ALL_PRODUCTS) for the organization, with its hours. */
 @Entity({ name: 'active_fingerprints_daily' })
-@Index('ix_active_fingerprints_daily_hours', ['orgId', 'productId', 'day', 'hours'])
 export class ActiveFingerprintDailyEntity {
   @PrimaryColumn('uuid', { name: 'org_id', primaryKeyConstraintName: 'pk_active_fingerprints_daily' })
   orgId!: string;
