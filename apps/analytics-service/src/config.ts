@@ -19,6 +19,14 @@ export const analyticsServiceEnv = {
     description:
       'How long each pull request on the sync-report stream stays open; reports are written as they arrive, not when it ends',
   }),
+  // A statement costs ~1 ms of PostgreSQL before its first report: under a steady flow shared by
+  // several pullers, a few milliseconds of waiting make batches of dozens instead of a handful.
+  ANALYTICS_BATCH_LINGER_MS: env.int({
+    default: 50,
+    min: 0,
+    max: 1000,
+    description: 'How long a batch short of ANALYTICS_BATCH_SIZE waits for more reports before it is written',
+  }),
   // PostgreSQL's work per batch is one statement on one core; a second statement in flight lets it
   // use another while the first waits on its counters' row locks (docs/analytics.md, Ingest).
   ANALYTICS_CONCURRENCY: env.int({

@@ -93,6 +93,7 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
         }),
       batchSize: config.ANALYTICS_BATCH_SIZE,
       batchWaitMs: config.ANALYTICS_BATCH_WAIT_MS,
+      lingerMs: config.ANALYTICS_BATCH_LINGER_MS,
       ackWaitMs: ACK_WAIT_MS,
       maxAckPending: MAX_ACK_PENDING,
       retryDelayMs: RETRY_DELAY_MS,

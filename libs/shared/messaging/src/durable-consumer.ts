@@ -38,6 +38,12 @@ export interface DurableConsumerSpec<T> {
   batchSize: number;
   /** How long one pull request stays open (messages are processed as they arrive, not after it). */
   batchWaitMs: number;
+  /**
+   * How long a batch smaller than `batchSize` waits for more messages before it is processed: under
+   * a steady flow shared by several pullers, larger batches for a few milliseconds of delay.
+   * None by default.
+   */
+  lingerMs?: number;
   /** How long a delivered message may stay unacknowledged before JetStream sends it again. */
   ackWaitMs?: number;
   /** Unacknowledged messages the durable allows across all replicas. */
@@ -231,11 +237,16 @@ export class DurableConsumer<T> {
    * Pull requests, each open for up to `batchWaitMs`, the next asked for as soon as the last ended
    * and its messages are settled. Messages are processed as they arrive, in batches of whatever
    * has arrived meanwhile (up to `batchSize`): under load batches fill while the previous one is
-   * processed, and an idle stream's lone message waits for nothing.
+   * processed. A batch short of `batchSize` waits `lingerMs` (if set) for what arrives meanwhile.
    */
   private async pull(inbox: PullInbox): Promise<void> {
+    const { batchSize, lingerMs } = this.spec;
     while (this.running) {
       const messages = await inbox.take();
+      if (lingerMs && messages.length > 0 && messages.length < batchSize && this.running) {
+        await this.pause(lingerMs);
+        messages.push(...inbox.takeDelivered(batchSize - messages.length));
+      }
       if (messages.length > 0) await this.settle(messages);
     }
   }

@@ -100,6 +100,11 @@ export class PullInbox {
     return this.received.splice(0, this.spec.batch);
   }
 
+  /** Up to `max` messages delivered and not yet taken, without waiting or asking for more. */
+  takeDelivered(max: number): JsMsg[] {
+    return this.received.splice(0, max);
+  }
+
   /** Makes a waiting take() return at once (to stop). */
   wake(): void {
     this.woken = true;

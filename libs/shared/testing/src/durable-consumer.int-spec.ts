@@ -147,6 +147,36 @@ describe('DurableConsumer', () => {
     expect(await consumer!.lag()).toBe(0);
   });
 
+  it('waits lingerMs for a short batch to fill, so a steady trickle is processed in a few batches', async () => {
+    const batches: number[][] = [];
+    const lingering = new DurableConsumer<Value>(bus, {
+      durable: 'linger-test',
+      stream: STREAM,
+      filterSubject: 'test.durable.linger',
+      decode: (message) => ({ value: message.json<Value>() }),
+      process: async (batch) => {
+        batches.push(batch.map(({ value }) => value.n));
+        return batch.map((): Outcome => 'ack');
+      },
+      batchSize: 50,
+      batchWaitMs: 5_000,
+      lingerMs: 1_000,
+    });
+    await lingering.start();
+    try {
+      for (let n = 100; n < 110; n += 1) {
+        await bus.publishDurable('test.durable.linger', JSON.stringify({ n }), String(Math.random()));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await waitFor(() => batches.flat().length === 10, { what: 'the ten messages' });
+      // Without the linger each would be a batch of its own: they arrive 20 ms apart.
+      expect(batches.length).toBeLessThanOrEqual(2);
+      expect(batches.flat().sort()).toEqual([100, 101, 102, 103, 104, 105, 106, 107, 108, 109]);
+    } finally {
+      await lingering.stop();
+    }
+  });
+
   it('binds again when its durable is deleted under it, and goes on', async () => {
     const manager = await bus.connection().jetstreamManager();
     await manager.consumers.delete(streamName(namespace, STREAM.name), 'durable-test');
