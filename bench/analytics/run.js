@@ -4,6 +4,7 @@
 //   npm run build && npm run bench:analytics -- --reports 50000000   (see docs/analytics.md)
 //   npm run bench:analytics -- --smoke                               (20,000 reports, seconds)
 const { randomBytes, randomUUID } = require('node:crypto');
+const { v7: timeOrderedUuid } = require('uuid');
 const { parseArgs } = require('node:util');
 const { Client } = require('pg');
 require('../../tools/register-paths');
@@ -236,7 +237,8 @@ async function main() {
       const l = i % INGEST_LICENSES;
       const o = orgs[l % ORGS];
       const record = {
-        report_id: randomUUID(),
+        // As the SDK and the revocation service make them: time-ordered.
+        report_id: timeOrderedUuid(),
         org_id: o.id,
         license_id: fleet[l],
         product_id: o.id,

@@ -2,7 +2,7 @@
 // reference pipeline (`/ref…`), built from the seeded manifest. `requests(prefix)` answers
 // autocannon request objects; dynamic ones rotate keys and bodies with setupRequest, identically
 // for both sides, so both carry the same autocannon settings and load-generator cost.
-const { randomUUID } = require('node:crypto');
+const { v7: timeOrderedUuid } = require('uuid');
 
 const json = { 'content-type': 'application/json' };
 const bearer = (key) => ({ ...json, authorization: `Bearer ${key}` });
@@ -41,7 +41,8 @@ function syncTracker() {
   return {
     reports,
     setup(req, context) {
-      const id = randomUUID();
+      // As the SDK makes them (LicenseClient.sync): time-ordered.
+      const id = timeOrderedUuid();
       reports.set(id, { body: undefined, status: 0 });
       context.reportId = id;
       return id;
@@ -89,7 +90,7 @@ function scenarios(manifest) {
               const reportId = tracker.setup(req, context);
               req.body = JSON.stringify({
                 license_serial: serial(),
-                hardware_fingerprint: `bench-machine-${reportId.slice(0, 4)}`,
+                hardware_fingerprint: `bench-machine-${reportId.slice(-4)}`,
                 app_version: '2.4.1',
                 features_used: ['pro'],
                 seats_in_use: 1,

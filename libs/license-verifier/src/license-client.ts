@@ -177,7 +177,7 @@ export class LicenseClient {
       ...(this.options.appVersion === undefined ? {} : { app_version: this.options.appVersion }),
       ...report,
       // One id for every attempt, so a report that got through before a timeout counts once.
-      report_id: randomUuid(),
+      report_id: timeOrderedUuid(),
     };
     return this.answered(async () => {
       const result = await this.request<{ status: string; message: string | null }>(
@@ -435,8 +435,18 @@ function parseJson(text: string): unknown {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-function randomUuid(): string {
-  const crypto = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
-  if (crypto?.randomUUID) return crypto.randomUUID();
-  throw new Error('crypto.randomUUID is not available in this runtime');
+/**
+ * A version-7 UUID (RFC 9562): 48 bits of Unix milliseconds, then random bits. Report ids that grow
+ * with time keep the service's index of them compact; the randomness keeps them unguessable.
+ */
+export function timeOrderedUuid(now = Date.now()): string {
+  const crypto = (globalThis as { crypto?: { getRandomValues?: <T extends Uint8Array>(array: T) => T } })
+    .crypto;
+  if (!crypto?.getRandomValues) throw new Error('crypto.getRandomValues is not available in this runtime');
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  for (let i = 0; i < 6; i += 1) bytes[i] = Math.floor(now / 2 ** (8 * (5 - i))) & 0xff;
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
