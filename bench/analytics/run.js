@@ -93,6 +93,7 @@ async function main() {
   const {
     startAnalyticsService,
     loadAnalyticsServiceConfig,
+    PartitionsService,
   } = require('../../dist/apps/analytics-service/src/index.js');
   const { BusClient, streamName } = require('@licensing/shared/messaging');
   const { Messages, Streams, syncReportSubject } = require('@licensing/contracts');
@@ -145,6 +146,8 @@ async function main() {
       SELECT org_id, product_id, fingerprint, ${lastHour} FROM analytics.active_fingerprints_daily GROUP BY 1, 2, 3`);
     await db.query('ANALYZE');
     await db.query('VACUUM analytics.license_last_seen, analytics.fingerprint_last_seen');
+    // What the service's hourly partition job does for every day that has ended.
+    await app.get(PartitionsService).sealEndedDays();
     log(`  generated in ${(ms(start) / 1000).toFixed(0)} s`);
   } else log(`Reusing ${seeded.toLocaleString()} reports in ${DATABASE}`);
 

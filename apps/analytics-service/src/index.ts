@@ -2,3 +2,4 @@
 // Production starts it through main.ts.
 export { startAnalyticsService } from './app';
 export { loadAnalyticsServiceConfig } from './config';
+export { PartitionsService } from './partitions/partitions.service';

@@ -22,8 +22,9 @@ export const MONTHLY_PARTITIONED = [
   'version_usage_hourly',
 ] as const;
 /**
- * Report ids, partitioned by the UTC month they were claimed in: a month is kept until all of it is
- * older than raw retention, so an id is refused for at least as long as its report is kept.
+ * Report ids, partitioned by the UTC month they were claimed in: a month is kept until a day past
+ * its end is older than raw retention, so an id is refused for at least as long as its report is
+ * kept.
  */
 export const REPORT_IDS = 'sync_report_ids';
 
@@ -141,8 +142,8 @@ export class PartitionsService {
   /**
    * VACUUM (ANALYZE) of each ended day's active-row partitions not vacuumed since the day ended,
    * whether or not autovacuum runs: the versions the day's hour-mask updates left are reclaimed,
-   * and the visibility map lets a range that cuts the day count its rows from the
-   * (org_id, product_id, day, hours) index alone. Answers the partitions vacuumed.
+   * and the visibility map lets a range that cuts the day count its rows from the primary key's
+   * index alone (it includes the mask). Answers the partitions vacuumed.
    */
   async sealEndedDays(): Promise<string[]> {
     const due = await this.dataSource.query<Array<{ name: string }>>(
@@ -194,8 +195,11 @@ export class PartitionMaintenanceJob extends ExclusiveJob {
     return dropped.length > 0 ? 1 : 0;
   }
 
-  /** At boot, before the consumer starts: partitions for today and the next days, expired ones dropped. */
+  /**
+   * At boot, before the consumer starts: partitions for today and the next days, expired ones
+   * dropped. Not the vacuuming, which the first hourly pass does: it would hold the consumer back.
+   */
   async prepare(): Promise<void> {
-    await this.run();
+    await super.run();
   }
 }
