@@ -1,11 +1,10 @@
 import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
-import { JsMsg } from 'nats';
 import { Streams, SyncReportRecord } from '@licensing/contracts';
 import { isDataError } from '@licensing/shared/database';
 import {
   BusClient,
-  Delivery,
   DurableConsumer,
+  DurableConsumerSpec,
   decodeMessage,
   organizationOfSubject,
   storeBatch,
@@ -79,14 +78,14 @@ export class SyncReportConsumer implements BeforeApplicationShutdown {
     private readonly partitions: PartitionsService,
     @Inject(ANALYTICS_CONFIG) config: AnalyticsServiceConfig,
   ) {
-    const spec = {
+    const spec: DurableConsumerSpec<SyncReportRecord> = {
       durable: SYNC_REPORT_CONSUMER,
       stream: Streams.syncReports,
-      decode: (message: JsMsg) => {
+      decode: (message) => {
         const decoded = decodeSyncReport(message.data, organizationOfSubject(message.subject));
         return 'problem' in decoded ? decoded : { value: decoded.report };
       },
-      process: (batch: Array<Delivery<SyncReportRecord>>) =>
+      process: (batch) =>
         storeBatch(batch, (reports) => this.store(reports), {
           isRefusal: isDataError,
           by: 'PostgreSQL',
