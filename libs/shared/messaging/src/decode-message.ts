@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { flattenValidationErrors } from '@licensing/shared/errors';
+import { compiledValidation, flattenValidationErrors } from '@licensing/shared/errors';
 
 type Class<T> = new () => T;
 
@@ -8,8 +8,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Reads a stream message (an event, a sync report, an audit entry) with the class-validator class
- * that declares it: strict UTF-8, JSON, an object, then the class's own rules. The one decoder of
- * every consumer: no hand-written validators. A failure names every field at fault.
+ * that declares it: strict UTF-8, JSON, an object, then the class's own rules (compiled once, see
+ * `compiledValidation`; class-validator itself decides what that does not accept). The one decoder
+ * of every consumer: no hand-written validators. A failure names every field at fault.
  */
 export function decodeMessage<T extends object>(
   type: Class<T>,
@@ -22,6 +23,8 @@ export function decodeMessage<T extends object>(
     return { problem: 'not JSON' };
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { problem: 'not an object' };
+  const accepted = compiledValidation(type, { whitelist: false })?.accept(raw);
+  if (accepted) return { value: accepted };
   const value = plainToInstance(type, raw);
   const errors = validateSync(value, {
     forbidUnknownValues: true,
