@@ -7,8 +7,8 @@ import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 @Entity({ name: 'licenses' })
 @Unique('uq_licenses_serial', ['serial'])
 @Index('ix_licenses_org_created', ['orgId', 'createdAt', 'id'])
-@Index('ix_licenses_product', ['productId'])
 @Index('ix_licenses_key_pair', ['keyPairId'])
+// Also the index of every look-up by product (the product delete's foreign key check included).
 @Index('ix_licenses_product_list_version', ['productId', 'listVersion'])
 @Check('ck_licenses_status', oneOf('status', LICENSE_STATUSES))
 @Check('ck_licenses_type', oneOf('license_type', LICENSE_TYPES))

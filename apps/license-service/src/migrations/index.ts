@@ -4,6 +4,7 @@ import { CreateActivations1795376901819 } from './1795376901819-CreateActivation
 import { AddOfflineActivations1795400000000 } from './1795400000000-AddOfflineActivations';
 import { AddRevocationLists1795500000000 } from './1795500000000-AddRevocationLists';
 import { AddOutboxTraceContext1796000000000 } from './1796000000000-AddOutboxTraceContext';
+import { DropLicensesProductIndex1798000000000 } from './1798000000000-DropLicensesProductIndex';
 
 /** In order of application; the timestamp in each name is when it was generated. */
 export const LICENSE_MIGRATIONS = [
@@ -13,4 +14,5 @@ export const LICENSE_MIGRATIONS = [
   AddOfflineActivations1795400000000,
   AddRevocationLists1795500000000,
   AddOutboxTraceContext1796000000000,
+  DropLicensesProductIndex1798000000000,
 ];
