@@ -8,7 +8,9 @@ const { v7: timeOrderedUuid } = require('uuid');
 const { parseArgs } = require('node:util');
 const { Client } = require('pg');
 require('../../tools/register-paths');
-const { build } = require('../lib/platform');
+const path = require('node:path');
+const { build, freePort, startProcesses, waitFor } = require('../lib/platform');
+const { cpuSampler } = require('../lib/cpu');
 
 const { values: args } = parseArgs({
   options: {
@@ -107,6 +109,8 @@ async function main() {
     HEALTH_PORT: '0',
     ANALYTICS_RAW_RETENTION_DAYS: String(DAYS + 5),
   };
+  // In this process only to generate the history and seal its days (the partition job's own code);
+  // queries and ingest go to the service as its own process, as it runs in production.
   const app = await startAnalyticsService(loadAnalyticsServiceConfig({ ...process.env, ...env }));
   const db = new Client({ connectionString: url });
   await db.connect();
@@ -150,6 +154,30 @@ async function main() {
     await app.get(PartitionsService).sealEndedDays();
     log(`  generated in ${(ms(start) / 1000).toFixed(0)} s`);
   } else log(`Reusing ${seeded.toLocaleString()} reports in ${DATABASE}`);
+  await app.close();
+  const startService = async () => {
+    const healthPort = await freePort();
+    const running = startProcesses(
+      [
+        {
+          name: 'analytics-service',
+          main: 'dist/apps/analytics-service/src/main.js',
+          env: { ...process.env, ...env, HEALTH_PORT: String(healthPort) },
+        },
+      ],
+      path.join(__dirname, '..', 'results', 'analytics-service.log'),
+    );
+    await Promise.race([
+      running.failed,
+      waitFor(
+        async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok,
+        'the analytics service',
+        120_000,
+      ),
+    ]);
+    return running;
+  };
+  let service = await startService();
 
   // Queries: each through the service's bus handler, as the gateway sends it.
   const orgId = (await db.query(`SELECT bench_id('org0') AS id`)).rows[0].id;
@@ -224,50 +252,88 @@ async function main() {
   };
   const orgs = [0, 1, 2].map((k) => ({ id: null, k }));
   for (const o of orgs) o.id = (await db.query(`SELECT bench_id('org' || $1::text) AS id`, [o.k])).rows[0].id;
-  const before = Number(
-    (
-      await db.query('SELECT coalesce(sum(syncs), 0) AS n FROM analytics.usage_daily WHERE product_id = $1', [
-        '00000000-0000-0000-0000-000000000000',
-      ])
-    ).rows[0].n,
-  );
   const fleet = Array.from({ length: INGEST_LICENSES }, () => randomUUID());
-  const publishStart = process.hrtime.bigint();
-  let published = 0;
-  const worker = async () => {
-    while (published < INGEST) {
-      const i = published++;
-      const l = i % INGEST_LICENSES;
-      const o = orgs[l % ORGS];
-      const record = {
-        // As the SDK and the revocation service make them: time-ordered.
-        report_id: timeOrderedUuid(),
-        org_id: o.id,
-        license_id: fleet[l],
-        product_id: o.id,
-        serial: `LIC-INGEST-${l}`,
-        hardware_fingerprint: `machine-${l}`,
-        app_version: '3.0.0',
-        features_used: i % 2 ? ['pro'] : ['pro', 'export'],
-        seats_in_use: 1 + (i % 5),
-        status: 'ok',
-        received_at: new Date().toISOString(),
-      };
-      await bus.publishDurable(syncReportSubject(o.id), JSON.stringify(record), record.report_id);
-    }
+  const counted = async () =>
+    Number(
+      (
+        await db.query(
+          'SELECT coalesce(sum(syncs), 0) AS n FROM analytics.usage_daily WHERE product_id = $1',
+          ['00000000-0000-0000-0000-000000000000'],
+        )
+      ).rows[0].n,
+    );
+  /** INGEST reports from 64 publishers in flight, as the revocation service publishes them. */
+  const publish = async () => {
+    let published = 0;
+    const worker = async () => {
+      while (published < INGEST) {
+        const i = published++;
+        const l = i % INGEST_LICENSES;
+        const o = orgs[l % ORGS];
+        const record = {
+          // As the SDK and the revocation service make them: time-ordered.
+          report_id: timeOrderedUuid(),
+          org_id: o.id,
+          license_id: fleet[l],
+          product_id: o.id,
+          serial: `LIC-INGEST-${l}`,
+          hardware_fingerprint: `machine-${l}`,
+          app_version: '3.0.0',
+          features_used: i % 2 ? ['pro'] : ['pro', 'export'],
+          seats_in_use: 1 + (i % 5),
+          status: 'ok',
+          received_at: new Date().toISOString(),
+        };
+        await bus.publishDurable(syncReportSubject(o.id), JSON.stringify(record), record.report_id);
+      }
+    };
+    await Promise.all(Array.from({ length: 64 }, worker));
   };
-  await Promise.all(Array.from({ length: 64 }, worker));
+  const perReport = (spent, reports) =>
+    Object.entries(spent)
+      .filter(([label]) => label !== 'loadgen' || !drainOnly)
+      .map(
+        ([label, us]) =>
+          `${label === 'analytics-service' ? 'ana' : label === 'loadgen' ? 'publishers' : label} ${Math.round(us / reports)}`,
+      )
+      .join(' · ');
+  const samplerOf = (running) =>
+    cpuSampler([
+      ...running.processes,
+      { label: 'pg', comm: 'postgres' },
+      { label: 'nats', comm: 'nats-server' },
+    ]);
+  let drainOnly = false;
+
+  // 1. Publishing and storing at once, on the same cores.
+  const before = await counted();
+  let spent = samplerOf(service).start();
+  const publishStart = process.hrtime.bigint();
+  await publish();
   const publishMs = ms(publishStart);
   while ((await pending()) > 0) await new Promise((r) => setTimeout(r, 50));
   const ingestMs = ms(publishStart);
   const lagMs = ingestMs - publishMs;
-  const after = Number(
-    (
-      await db.query('SELECT coalesce(sum(syncs), 0) AS n FROM analytics.usage_daily WHERE product_id = $1', [
-        '00000000-0000-0000-0000-000000000000',
-      ])
-    ).rows[0].n,
-  );
+  const cpuPerReport = perReport(spent(), INGEST);
+  const after = await counted();
+
+  // 2. A backlog drained: the reports published while the service is stopped, then the consumer
+  // alone, timed from the first report stored to the last acknowledged (no publisher on the cores).
+  await service.stop();
+  await publish();
+  service = await startService();
+  drainOnly = true;
+  spent = samplerOf(service).start();
+  let drainStart;
+  let left;
+  while ((left = await pending()) > 0) {
+    if (drainStart === undefined && left < INGEST) drainStart = { at: process.hrtime.bigint(), left };
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const drainMs = drainStart ? ms(drainStart.at) : 0;
+  const drainRate = drainStart ? Math.round(drainStart.left / (drainMs / 1000)) : 0;
+  const drainCpu = perReport(spent(), INGEST);
+  const drained = (await counted()) - after;
 
   const disk = (
     await db.query(
@@ -302,17 +368,23 @@ async function main() {
     `| ingest rate through the consumer | ${Math.round(INGEST / (ingestMs / 1000)).toLocaleString()} reports/s |`,
   );
   log(`| lag after the last publish | ${(lagMs / 1000).toFixed(2)} s |`);
+  log(`| CPU per report (µs) | ${cpuPerReport} |`);
+  log(
+    `| a backlog of ${INGEST.toLocaleString()} reports drained by the consumer alone | ${drainRate.toLocaleString()} reports/s |`,
+  );
+  log(`| counted by analytics | ${drained.toLocaleString()} |`);
+  log(`| CPU per report while draining (µs) | ${drainCpu} |`);
   log(
     `\n| disk per million reports | raw ${perMillion(disk.raw)} · report ids ${perMillion(disk.ids)} · active rows ${perMillion(disk.active)} · rollups ${perMillion(disk.rollups)} |`,
   );
 
   await bus.onApplicationShutdown();
-  await app.close();
+  await service.stop();
   await jsm.streams.delete(stream).catch(() => undefined);
   await db.end();
   if (!args.keep) await admin.query(`DROP DATABASE "${DATABASE}" WITH (FORCE)`);
   await admin.end();
-  if (after - before !== INGEST) process.exitCode = 1;
+  if (after - before !== INGEST || drained !== INGEST) process.exitCode = 1;
 }
 
 main().catch((error) => {
