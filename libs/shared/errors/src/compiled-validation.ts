@@ -94,6 +94,7 @@ function hasReservedKey(value: unknown): boolean {
 }
 
 function planOf(type: Class, options: CompileOptions, inProgress: Set<Class>): Plan | undefined {
+  if (!transformMetadata.readable) return undefined;
   if (inProgress.has(type)) return undefined; // a recursive shape: left to class-validator
   if (!plainDataClass(type)) return undefined;
   const metadatas = validation.getTargetValidationMetadatas(type, '', false, false);
