@@ -8,6 +8,7 @@ const { v7: timeOrderedUuid } = require('uuid');
 const { parseArgs } = require('node:util');
 const { Client } = require('pg');
 require('../../tools/register-paths');
+const fs = require('node:fs');
 const path = require('node:path');
 const { build, freePort, startProcesses, waitFor } = require('../lib/platform');
 const { cpuSampler } = require('../lib/cpu');
@@ -82,6 +83,19 @@ const generateDay = (day, count) => `
          CASE WHEN g % 4 = 0 THEN NULL ELSE 1 + (g % 7) END, 'ok',
          '${day}T00:00:00Z'::timestamptz + ((g - 1)::float8 / ${count}) * interval '1 day'
     FROM generate_series(1, ${count}) g, LATERAL (SELECT (hashint4(g # ${day.replace(/-/g, '')}) & 2147483647) % ${LICENSES} AS l) x`;
+
+/** The sync scenario of the last `npm run bench` on this checkout, if it ran one. */
+function lastSyncRate() {
+  try {
+    const latest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'results', 'latest.json'), 'utf8'));
+    const row = latest.rows.find((r) => r.name === 'sync');
+    return row && row.ours.rps > 0
+      ? { at: latest.at.slice(0, 16).replace('T', ' '), rps: row.ours.rps }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 async function main() {
   log('building (npm run build)…');
@@ -374,6 +388,13 @@ async function main() {
   );
   log(`| counted by analytics | ${drained.toLocaleString()} |`);
   log(`| CPU per report while draining (µs) | ${drainCpu} |`);
+  // The target is a ratio to the sync rate `npm run bench` reaches on the same machine: its last run.
+  const sync = lastSyncRate();
+  log(
+    sync
+      ? `| against the sync rate of the last \`npm run bench\` (${sync.at}, ${sync.rps.toLocaleString()} req/s) | ${(INGEST / (ingestMs / 1000) / sync.rps).toFixed(1)}× while published · ${(drainRate / sync.rps).toFixed(1)}× drained (target ≥ 3×) |`
+      : '| against the sync rate of `npm run bench` | no sync scenario in bench/results/latest.json: run `npm run bench` first |',
+  );
   log(
     `\n| disk per million reports | raw ${perMillion(disk.raw)} · report ids ${perMillion(disk.ids)} · active rows ${perMillion(disk.active)} · rollups ${perMillion(disk.rollups)} |`,
   );
