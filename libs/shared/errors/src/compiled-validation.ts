@@ -34,33 +34,36 @@ export interface CompileOptions {
 }
 
 const validation = getMetadataStorage();
-const compiled = { whitelist: new Map<Class, Plan | null>(), open: new Map<Class, Plan | null>() };
+const compiled = {
+  whitelist: new Map<Class, CompiledValidation<object> | null>(),
+  open: new Map<Class, CompiledValidation<object> | null>(),
+};
 
 /**
  * The compiled validation of `type`, or `undefined` when the class uses what this compiler does not
  * reproduce exactly (a transform, an exposed or excluded member, a member of its prototype, an
  * async or promise rule, a nested member without a `@Type`, a class with no rules at all): the
- * caller then always takes class-validator's own path. Cached per class and options.
+ * caller then always takes class-validator's own path. Compiled on first use, once per class and
+ * options.
  */
 export function compiledValidation<T extends object>(
   type: Class<T>,
   options: CompileOptions,
 ): CompiledValidation<T> | undefined {
   const cache = options.whitelist ? compiled.whitelist : compiled.open;
-  let plan = cache.get(type);
-  if (plan === undefined) {
-    plan = planOf(type, options, new Set()) ?? null;
-    cache.set(type, plan);
+  let entry = cache.get(type);
+  if (entry === undefined) {
+    const plan = planOf(type, options, new Set());
+    entry = plan ? { accept: (raw) => accept(plan, raw) } : null;
+    cache.set(type, entry);
   }
-  if (!plan) return undefined;
-  const { build, check } = plan;
-  return {
-    accept: (raw) => {
-      if (!isPlainObject(raw) || hasReservedKey(raw)) return undefined;
-      const instance = build(raw);
-      return instance && check(instance as Record<string, unknown>) ? (instance as T) : undefined;
-    },
-  };
+  return (entry ?? undefined) as CompiledValidation<T> | undefined;
+}
+
+function accept({ build, check }: Plan, raw: unknown): object | undefined {
+  if (!isPlainObject(raw) || hasReservedKey(raw)) return undefined;
+  const instance = build(raw);
+  return instance && check(instance as Record<string, unknown>) ? instance : undefined;
 }
 
 interface Plan {
