@@ -169,6 +169,8 @@ async function main() {
     log(`  generated in ${(ms(start) / 1000).toFixed(0)} s`);
   } else log(`Reusing ${seeded.toLocaleString()} reports in ${DATABASE}`);
   await app.close();
+  const resultsDir = path.join(__dirname, '..', 'results');
+  fs.mkdirSync(resultsDir, { recursive: true });
   const startService = async () => {
     const healthPort = await freePort();
     const running = startProcesses(
@@ -179,7 +181,7 @@ async function main() {
           env: { ...process.env, ...env, HEALTH_PORT: String(healthPort) },
         },
       ],
-      path.join(__dirname, '..', 'results', 'analytics-service.log'),
+      path.join(resultsDir, 'analytics-service.log'),
     );
     await Promise.race([
       running.failed,
