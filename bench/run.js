@@ -5,7 +5,7 @@
 // its reference pipeline (bench/reference/: minimal Fastify + nats.js, never part of the product),
 // and prints one table of req/s, latency, errors, CPU per process and the ratio to the ceiling.
 //
-//   npm run bench -- [--duration 10] [--connections 50] [--scenarios sync,verify] [--smoke]
+//   npm run bench -- [--duration 5] [--rounds 2] [--connections 50] [--scenarios sync,verify] [--smoke]
 //                    [--licenses 100000] [--url http://… --api-key lk_… --org-id … ]
 const { spawnSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
@@ -15,7 +15,7 @@ const { Client } = require('pg');
 const { connect } = require('nats');
 const { apiClient, busClient, pool } = require('./lib/clients');
 const { busyShare, cpuSampler } = require('./lib/cpu');
-const { load } = require('./lib/load');
+const { load, loadRound, summarize } = require('./lib/load');
 const { build, freePort, root, startPlatform, startProcesses, waitFor } = require('./lib/platform');
 const { scenarios, syncTracker } = require('./lib/scenarios');
 const { SEED_VERSION, seed } = require('./lib/seed');
@@ -33,7 +33,9 @@ function parseArgs(argv) {
     smoke,
     url: options.url,
     apiKey: options['api-key'] ?? process.env.LICENSING_API_KEY,
-    duration: Number(options.duration ?? (smoke ? 1 : 10)),
+    // Seconds per side and round; the sides alternate for `rounds` rounds.
+    duration: Number(options.duration ?? (smoke ? 1 : 5)),
+    rounds: Number(options.rounds ?? 2),
     warmup: Number(options.warmup ?? (smoke ? 0.5 : 3)),
     connections: Number(options.connections ?? (smoke ? 10 : 50)),
     licenses: Number(options.licenses ?? (smoke || options.url ? 2000 : 100_000)),
@@ -174,6 +176,18 @@ async function checkSyncCounted({ baseUrl, org, tracker, baseline }) {
     counted: counted - baseline,
     seconds: Number(delay.toFixed(2)),
     ok: counted === expected && delay <= 5,
+  };
+}
+
+/** The sync checks of every round: all counted, each within 5 s (the slowest round's delay shown). */
+function combineSyncChecks(checks) {
+  const sum = (key) => checks.reduce((total, check) => total + check[key], 0);
+  return {
+    sent: sum('sent'),
+    resent: sum('resent'),
+    counted: sum('counted'),
+    seconds: Math.max(...checks.map((check) => check.seconds)),
+    ok: checks.every((check) => check.ok),
   };
 }
 
@@ -335,8 +349,8 @@ async function run(options, cleanup) {
     (s) => !options.scenarios || options.scenarios.includes(s.name),
   );
   say(
-    `\n${options.connections} connections, ${options.warmup} s warm-up + ${options.duration} s per side, ` +
-      `platform ${baseUrl}, reference ${refUrl}\n`,
+    `\n${options.connections} connections, ${options.warmup} s warm-up, then ${options.rounds} × ` +
+      `${options.duration} s per side (the sides alternating), platform ${baseUrl}, reference ${refUrl}\n`,
   );
   const rows = [];
   for (const scenario of selected) {
@@ -344,38 +358,48 @@ async function run(options, cleanup) {
     // The harness's own database only: what autovacuum would have done since the last load.
     if (!options.url) await vacuum(databaseUrl);
     const row = { name: scenario.name, label: scenario.label, target: scenario.target };
-    let tracker;
-    let baseline;
-    if (scenario.tracked) {
-      baseline = await countedSyncs(apiClient(baseUrl, manifest.orgs[0].readKeys[0]));
-      tracker = syncTracker();
-    }
-    const oursRequests = scenario.requests('/api/v1', tracker);
-    if (options.warmup > 0)
-      await load({ url: baseUrl, requests: oursRequests, ...settings, duration: options.warmup });
-    row.ours = await load({
-      url: baseUrl,
-      requests: oursRequests,
-      ...settings,
-      duration: options.duration,
-      sampler: oursSampler,
-    });
-    if (scenario.tracked) {
-      row.syncCheck = await checkSyncCounted({ baseUrl, org: manifest.orgs[0], tracker, baseline });
-    }
-    if (!scenario.noReference) {
+    const ours = [];
+    const ref = [];
+    const syncChecks = [];
+    // Rounds alternate the two sides, so that a machine that speeds up or slows down during the
+    // scenario weighs on both alike.
+    for (let round = 0; round < options.rounds; round++) {
+      // Sync: each round's reports are counted by analytics before the next load starts.
+      const tracker = scenario.tracked ? syncTracker() : undefined;
+      const baseline = tracker && (await countedSyncs(apiClient(baseUrl, manifest.orgs[0].readKeys[0])));
+      const oursRequests = scenario.requests('/api/v1', tracker);
+      if (round === 0 && options.warmup > 0)
+        await load({ url: baseUrl, requests: oursRequests, ...settings, duration: options.warmup });
+      ours.push(
+        await loadRound({
+          url: baseUrl,
+          requests: oursRequests,
+          ...settings,
+          duration: options.duration,
+          sampler: oursSampler,
+        }),
+      );
+      if (tracker)
+        syncChecks.push(await checkSyncCounted({ baseUrl, org: manifest.orgs[0], tracker, baseline }));
+      if (scenario.noReference) continue;
+      // The platform idle again (its outbox relays, consumers and analytics done with the load).
       await settle(platformPids, options.smoke ? 5000 : 20_000);
       const refRequests = scenario.requests('/ref', scenario.tracked ? syncTracker() : undefined);
-      if (options.warmup > 0)
+      if (round === 0 && options.warmup > 0)
         await load({ url: refUrl, requests: refRequests, ...settings, duration: options.warmup });
-      row.ref = await load({
-        url: refUrl,
-        requests: refRequests,
-        ...settings,
-        duration: options.duration,
-        sampler: refSampler,
-      });
+      ref.push(
+        await loadRound({
+          url: refUrl,
+          requests: refRequests,
+          ...settings,
+          duration: options.duration,
+          sampler: refSampler,
+        }),
+      );
     }
+    row.ours = summarize(ours, { url: baseUrl, ...settings });
+    if (ref.length > 0) row.ref = summarize(ref, { url: refUrl, ...settings });
+    if (syncChecks.length > 0) row.syncCheck = combineSyncChecks(syncChecks);
     rows.push(row);
     say(`  ${scenario.name}: ours ${row.ours.rps} req/s${row.ref ? `, ceiling ${row.ref.rps} req/s` : ''}`);
   }
@@ -383,7 +407,13 @@ async function run(options, cleanup) {
   const report = {
     at: new Date().toISOString(),
     machine: machine(),
-    settings: { ...settings, duration: options.duration, warmup: options.warmup, licenses: options.licenses },
+    settings: {
+      ...settings,
+      duration: options.duration,
+      rounds: options.rounds,
+      warmup: options.warmup,
+      licenses: options.licenses,
+    },
     seed: { version: SEED_VERSION, seconds: manifest.seconds },
     rows,
   };
