@@ -6,7 +6,7 @@ import {
   subscribeLicenseEvents,
   LicenseEvent,
 } from '@licensing/license-verifier';
-import { loadGatewayConfig, startGateway } from '@licensing/app/gateway';
+import { LicenseEventHub, loadGatewayConfig, startGateway } from '@licensing/app/gateway';
 import { waitFor } from '@licensing/shared/testing';
 import { apiKeyWithScopes, createLicense, productWithKeyPair } from './support/fixtures';
 import { TestOrganization, TestStack, startStack } from './support/stack';
@@ -78,7 +78,7 @@ describe('push revocation (GET /licenses/events)', () => {
     return createLicense(owner.api, { product_id: product });
   };
   const open = async (...args: Parameters<typeof openStream>) => {
-    // The feed binds in the background when a gateway starts: until then streams are a 503.
+    // A gateway that cannot bind the license events feed in time answers 503: retried.
     const stream = await waitFor(
       async () => {
         const candidate = await openStream(...args);
@@ -245,6 +245,41 @@ describe('push revocation (GET /licenses/events)', () => {
     } finally {
       subscription.close();
       await subscription.closed;
+    }
+  });
+
+  it('reads the license events only while it serves a stream, and binds again without a gap', async () => {
+    const idle = await startGateway(loadGatewayConfig({ ...stack.env, PUSH_FEED_IDLE_MS: '300' }));
+    try {
+      const url = `http://127.0.0.1:${(idle.getHttpServer().address() as { port: number }).port}`;
+      const hub = idle.get(LicenseEventHub);
+      const license = await newLicense();
+      // Booted, no stream: it reads nothing, while license events go by.
+      await org.api.patch(`/api/v1/licenses/${license.id}`, { status: 'suspended' });
+      expect(hub.reading).toBe(false);
+
+      // The first stream binds the feed before it is answered: ready at once, then live events.
+      const first = await openStream(url, clientKey, [license.serial]);
+      opened.push(first);
+      expect(first.status).toBe(200);
+      expect(hub.reading).toBe(true);
+      const resumeFrom = (await ready(first)).id!;
+      await org.api.patch(`/api/v1/licenses/${license.id}`, { status: 'active' });
+      await waitFor(() => named(first, 'license.reinstated')[0], { what: 'license.reinstated, live' });
+
+      // Its last stream closed: idle after PUSH_FEED_IDLE_MS.
+      first.close();
+      await waitFor(() => !hub.reading || undefined, { what: 'the feed to stop once idle' });
+      await org.api.delete(`/api/v1/licenses/${license.id}`);
+
+      // Resumed while nobody read: the revocation is replayed from the stream, nothing is lost.
+      const resumed = await openStream(url, clientKey, [license.serial], resumeFrom);
+      opened.push(resumed);
+      await ready(resumed);
+      expect(resumed.events.map((e) => e.event)).toEqual(['license.reinstated', 'license.revoked', 'ready']);
+      expect(hub.reading).toBe(true);
+    } finally {
+      await idle.close();
     }
   });
 

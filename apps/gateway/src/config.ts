@@ -42,6 +42,12 @@ export const gatewayEnv = {
       'AES-256 keys that encrypt the organizations\' response-signing keys at rest: "<version>:<base64 32 bytes>", comma separated, newest first',
   }),
   TRUST_PROXY: env.bool({ default: false, description: 'Trust X-Forwarded-* headers (behind an ingress)' }),
+  PUSH_FEED_IDLE_MS: env.int({
+    default: 60_000,
+    min: 0,
+    description:
+      'How long a gateway keeps reading license events after its last push stream (GET /licenses/events) closed; with none open it reads none',
+  }),
   ...redisEnv('Redis holding the rate-limit state that every gateway replica shares'),
   RATE_LIMIT_ENABLED: env.bool({ default: true, description: 'Limit requests per API key and route class' }),
   RATE_LIMIT_WINDOW_SECONDS: env.int({

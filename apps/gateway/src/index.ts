@@ -4,4 +4,5 @@ export { startGateway } from './app';
 export { runCli } from './cli';
 export { loadGatewayConfig } from './config';
 export { OrganizationsService } from './identity/organizations.service';
+export { LicenseEventHub } from './push/license-event-hub';
 export { RateLimitService } from './rate-limits/rate-limit.service';

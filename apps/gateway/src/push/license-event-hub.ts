@@ -1,9 +1,16 @@
 import { ServerResponse } from 'node:http';
-import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+} from '@nestjs/common';
 import { AckPolicy, ConsumerMessages, DeliverPolicy, JsMsg, nanos } from 'nats';
 import { LICENSE_EVENTS_FILTER, LicensingEvent, LicenseView, Streams } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
 import { BusClient, Readiness, ensureStream, namespaced, streamName } from '@licensing/shared/messaging';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { SSE_HEARTBEAT, organizationOfEventSubject, pushedView, sseFrame } from './sse';
 
 /** One shared comment to every connection this often: no timer per connection. */
@@ -19,6 +26,8 @@ export const MAX_REPLAY = 5_000;
 const MAX_QUEUED_BYTES = 256 * 1024;
 /** The reconnection delay the stream suggests to clients (the SSE `retry:` field). */
 const RETRY_MS = 2_000;
+/** How long a stream waits for an idle gateway to start reading the license events before it is refused. */
+const FEED_START_TIMEOUT_MS = 5_000;
 const MIN_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 5_000;
 
@@ -50,6 +59,11 @@ export interface OpenStream {
  * sequences, so a client that reconnects with Last-Event-ID gets what it missed replayed from the
  * stream (its organization's license events only), or a `reset` when that is more than the stream
  * still holds or than MAX_REPLAY.
+ *
+ * A gateway reads the license events only while it serves a stream (and PUSH_FEED_IDLE_MS after its
+ * last one closed): replicas nobody streams from, and every replica of a platform whose
+ * applications do not stream, receive nothing. The first stream binds the feed at the stream's end
+ * before it is answered; what happened while nobody read is what a resuming client replays.
  */
 @Injectable()
 export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -59,24 +73,38 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
   /** The last stream sequence the live consumer has handed over; undefined until it first binds. */
   private position: number | undefined;
   private live = false;
+  /** Whether the feed should be read: a stream is open, or was within PUSH_FEED_IDLE_MS. */
+  private feedWanted = false;
+  private idleTimer?: ReturnType<typeof setTimeout>;
+  /** Streams waiting for the feed to be bound. */
+  private readonly liveWaiters = new Set<() => void>();
   private stopping = false;
   private messages?: ConsumerMessages;
   private loop?: Promise<void>;
   private heartbeat?: ReturnType<typeof setInterval>;
   private wake?: () => void;
 
+  private readonly idleMs: number;
+
   constructor(
     private readonly bus: BusClient,
     private readonly readiness: Readiness,
-  ) {}
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.idleMs = config.PUSH_FEED_IDLE_MS;
+  }
 
   /** Connections open now (for /metrics and the benchmark). */
   get size(): number {
     return this.connections.size;
   }
 
+  /** Whether this gateway reads the license events now (bound, positioned, not shutting down). */
+  get reading(): boolean {
+    return this.live && this.position !== undefined && !this.stopping;
+  }
+
   onApplicationBootstrap(): void {
-    this.loop = this.run();
     this.heartbeat = setInterval(() => this.beat(), HEARTBEAT_MS);
     this.heartbeat.unref();
   }
@@ -90,15 +118,27 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
     await this.readiness.drained();
     this.stopping = true;
     clearInterval(this.heartbeat);
+    clearTimeout(this.idleTimer);
+    this.notifyLive();
     for (const connection of [...this.connections]) this.close(connection);
-    this.messages?.stop();
-    this.wake?.();
+    this.stopFeed();
     await this.loop;
   }
 
-  /** Refuses a stream (before anything is answered) while this gateway is not reading the events. */
-  assertAccepting(): void {
-    if (!this.live || this.stopping || this.position === undefined) {
+  /**
+   * Makes sure this gateway reads the license events, binding the feed if it was idle, or refuses
+   * the stream (before anything is answered) when it cannot.
+   */
+  async accept(): Promise<void> {
+    if (!this.stopping) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = undefined;
+      this.startFeed();
+      if (!this.reading) await this.untilLive(FEED_START_TIMEOUT_MS);
+      // Should no stream follow (refused here, or the client gone), the feed still goes idle.
+      this.idleLater();
+    }
+    if (!this.reading) {
       throw new DomainError('unavailable', 'License events are not available on this gateway; retry');
     }
   }
@@ -126,6 +166,8 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   private add(connection: Connection): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
     this.connections.add(connection);
     for (const key of connection.keys) {
       let followers = this.index.get(key);
@@ -141,6 +183,7 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
       followers?.delete(connection);
       if (followers?.size === 0) this.index.delete(key);
     }
+    this.idleLater();
   }
 
   private close(connection: Connection): void {
@@ -266,13 +309,55 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
     }
   }
 
+  private startFeed(): void {
+    this.feedWanted = true;
+    if (this.loop || this.stopping) return;
+    this.loop = this.run().finally(() => {
+      this.loop = undefined;
+      // Wanted again after its loop had decided to end: start over.
+      if (this.feedWanted && !this.stopping) this.startFeed();
+    });
+  }
+
+  private stopFeed(): void {
+    this.feedWanted = false;
+    this.messages?.stop();
+    this.wake?.();
+  }
+
+  /** Once no stream is open, the feed stops after PUSH_FEED_IDLE_MS (unless a stream opens meanwhile). */
+  private idleLater(): void {
+    if (this.connections.size > 0 || this.idleTimer || !this.feedWanted) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.connections.size === 0) this.stopFeed();
+    }, this.idleMs);
+    this.idleTimer.unref();
+  }
+
+  private untilLive(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.liveWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.liveWaiters.add(done);
+    });
+  }
+
+  private notifyLive(): void {
+    for (const done of [...this.liveWaiters]) done();
+  }
+
   /**
-   * Reads every organization's license events from the stream's end, for ever. After a failure
-   * it binds again from the last sequence it handed over, so no event is skipped.
+   * Reads every organization's license events from the stream's end while the feed is wanted.
+   * After a failure it binds again from the last sequence it handed over, so no event is skipped.
    */
   private async run(): Promise<void> {
     let backoff = MIN_BACKOFF_MS;
-    while (!this.stopping) {
+    while (!this.stopping && this.feedWanted) {
       try {
         const nats = this.bus.connection();
         const { name, manager } = await ensureStream(
@@ -288,19 +373,23 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
         });
         this.messages = await consumer.consume();
         this.live = true;
+        this.notifyLive();
         backoff = MIN_BACKOFF_MS;
-        if (this.stopping) this.messages.stop();
+        if (this.stopping || !this.feedWanted) this.messages.stop();
         for await (const message of this.messages) this.dispatch(message);
       } catch (error) {
-        if (!this.stopping) {
+        if (!this.stopping && this.feedWanted) {
           this.logger.warn({ msg: 'license event feed failed; binding again', err: String(error) });
         }
       }
       this.live = false;
-      if (this.stopping) return;
+      if (this.stopping || !this.feedWanted) break;
       await this.pause(backoff);
       backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
     }
+    // Idle: nobody to hand anything to. The next feed starts from the stream's end; a client that
+    // resumes replays what it missed from the stream itself.
+    this.position = undefined;
   }
 
   private pause(ms: number): Promise<void> {

@@ -46,7 +46,7 @@ export class LicenseEventsController {
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    this.hub.assertAccepting();
+    await this.hub.accept();
     // From here on Fastify leaves the response alone: it stays open for as long as the client reads.
     reply.hijack();
     request.raw.socket.setTimeout(0);
