@@ -7,16 +7,21 @@
 //
 //   npm run bench -- [--duration 5] [--rounds 2] [--connections 50] [--scenarios sync,verify] [--smoke]
 //                    [--licenses 100000] [--url http://… --api-key lk_… --org-id … ]
-const { spawnSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const { Client } = require('pg');
-const { connect } = require('nats');
-const { apiClient, busClient, pool } = require('./lib/clients');
+const { apiClient, busClient, deleteStreams, pool } = require('./lib/clients');
 const { busyShare, cpuSampler } = require('./lib/cpu');
 const { load, loadRound, summarize } = require('./lib/load');
-const { build, freePort, root, startPlatform, startProcesses, waitFor } = require('./lib/platform');
+const {
+  build,
+  createOrganization,
+  freePort,
+  startPlatform,
+  startProcesses,
+  waitFor,
+} = require('./lib/platform');
 const { scenarios, syncTracker } = require('./lib/scenarios');
 const { SEED_VERSION, seed } = require('./lib/seed');
 const { printTable } = require('./lib/report');
@@ -81,32 +86,6 @@ async function writeManifest(databaseUrl, manifest) {
     );
     await pg.query('INSERT INTO bench_seed.manifest VALUES ($1, $2)', [SEED_VERSION, manifest]);
   });
-}
-
-async function deleteStreams(natsUrl, prefix) {
-  const nc = await connect({ servers: natsUrl });
-  try {
-    const jsm = await nc.jetstreamManager();
-    for await (const stream of jsm.streams.list()) {
-      if (stream.config.name.startsWith(`${prefix}_`)) await jsm.streams.delete(stream.config.name);
-    }
-  } finally {
-    await nc.close();
-  }
-}
-
-/** `npm run cli -- org create <name>`, on the bench's database: answers {id, adminKey}. */
-function createOrganization(name, databaseUrl) {
-  const result = spawnSync(process.execPath, ['tools/cli.js', 'org', 'create', name], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: databaseUrl },
-    encoding: 'utf8',
-  });
-  const id = /\(([0-9a-f-]{36})\)/.exec(result.stdout)?.[1];
-  const adminKey = /^(lk_\S+)$/m.exec(result.stdout)?.[1];
-  if (result.status !== 0 || !id || !adminKey)
-    throw new Error(`org create failed: ${result.stdout}${result.stderr}`);
-  return { id, adminKey };
 }
 
 /** One check-revocation pass over every seeded serial: the cache as a running platform has it. */

@@ -59,4 +59,17 @@ async function pool(count, concurrency, task) {
   return results;
 }
 
-module.exports = { apiClient, busClient, pool };
+/** Deletes the JetStream streams of a bus namespace (`<prefix>_…`). */
+async function deleteStreams(natsUrl, prefix) {
+  const nc = await connect({ servers: natsUrl });
+  try {
+    const jsm = await nc.jetstreamManager();
+    for await (const stream of jsm.streams.list()) {
+      if (stream.config.name.startsWith(`${prefix}_`)) await jsm.streams.delete(stream.config.name);
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
+module.exports = { apiClient, busClient, deleteStreams, pool };

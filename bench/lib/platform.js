@@ -142,4 +142,18 @@ async function startPlatform({ databaseUrl, namespace, natsUrl, redisUrl, logFil
   return { url, ...running };
 }
 
-module.exports = { build, startPlatform, startProcesses, freePort, waitFor, root };
+/** `npm run cli -- org create <name>` on `databaseUrl`: answers {id, adminKey}. */
+function createOrganization(name, databaseUrl) {
+  const result = spawnSync(process.execPath, ['tools/cli.js', 'org', 'create', name], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    encoding: 'utf8',
+  });
+  const id = /\(([0-9a-f-]{36})\)/.exec(result.stdout)?.[1];
+  const adminKey = /^(lk_\S+)$/m.exec(result.stdout)?.[1];
+  if (result.status !== 0 || !id || !adminKey)
+    throw new Error(`org create failed: ${result.stdout}${result.stderr}`);
+  return { id, adminKey };
+}
+
+module.exports = { build, createOrganization, startPlatform, startProcesses, freePort, waitFor, root };
