@@ -28,6 +28,8 @@ const MAX_QUEUED_BYTES = 256 * 1024;
 const RETRY_MS = 2_000;
 /** How long a stream waits for an idle gateway to start reading the license events before it is refused. */
 const FEED_START_TIMEOUT_MS = 5_000;
+/** How long NATS keeps the feed's consumer once nobody pulls from it (the library's default is 5 min). */
+const FEED_CONSUMER_INACTIVE_MS = 30_000;
 const MIN_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 5_000;
 
@@ -370,6 +372,8 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
         const consumer = await nats.jetstream().consumers.get(name, {
           filterSubjects: namespaced(this.bus.namespace, LICENSE_EVENTS_FILTER),
           opt_start_seq: this.position + 1,
+          // Once the feed stops, the server drops its consumer this long after the last pull.
+          inactive_threshold: FEED_CONSUMER_INACTIVE_MS,
         });
         this.messages = await consumer.consume();
         this.live = true;
