@@ -142,6 +142,14 @@ describe('compiledValidation', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('leaves a value naming a member of Object.prototype at any depth to class-transformer, which drops it', async () => {
+    const raw = { ...valid, extra: { deep: { valueOf: {}, toString: 'x', kept: 1 } } };
+    expect(strict.accept(raw)).toBeUndefined();
+    expect(open.accept(raw)).toBeUndefined();
+    expect(((await nestVerdict(Sample, raw)) as Sample).extra).toStrictEqual({ deep: { kept: 1 } });
+    expect((openVerdict(Sample, raw) as Sample).extra).toStrictEqual({ deep: { kept: 1 } });
+  });
+
   it('is not compiled where class-transformer would convert or class-validator would await', () => {
     class Converted {
       @Transform(({ value }) => String(value).trim()) @IsString() name!: string;

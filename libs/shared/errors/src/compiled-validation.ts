@@ -79,10 +79,12 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Members that Nest's validation pipe deletes at any depth before it builds the instance, and that
- * class-transformer does not copy as data: a value holding one anywhere is left to them.
+ * Members a value holding one anywhere is left to Nest and class-transformer for: those Nest's
+ * validation pipe deletes at any depth before it builds the instance (`__proto__`, `constructor`,
+ * `prototype`), and the names of Object.prototype's members (`valueOf`, `toString`, …), which
+ * class-transformer does not copy as data (the instance already has a function by that name).
  */
-const RESERVED = new Set(['__proto__', 'constructor', 'prototype']);
+const RESERVED = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
 
 function hasReservedKey(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
