@@ -13,6 +13,7 @@ const fs = require('node:fs');
 const { get } = require('node:http');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
+require('../../tools/register-paths');
 const { Client } = require('pg');
 const { connect, headers: natsHeaders } = require('nats');
 const { apiClient, deleteStreams } = require('../lib/clients');
@@ -101,8 +102,11 @@ async function main() {
 
     nc = await connect({ servers: NATS_URL.split(','), name: 'bench-events' });
     const manager = await nc.jetstreamManager();
-    const stream = `${NAMESPACE}_LICENSING_EVENTS`;
-    const subject = `${NAMESPACE}.licensing.events.${org.id}.license.created`;
+    // The contracts' own names (compiled by build() above).
+    const { Streams, eventSubject } = require('@licensing/contracts');
+    const { namespaced, streamName } = require('@licensing/shared/messaging');
+    const stream = streamName(NAMESPACE, Streams.events.name);
+    const subject = namespaced(NAMESPACE, eventSubject(org.id, 'license.created'));
     let created;
     await waitFor(async () => {
       created = await manager.streams.getMessage(stream, { last_by_subj: subject });
