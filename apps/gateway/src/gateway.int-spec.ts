@@ -2,9 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
 import { NatsConnection, connect } from 'nats';
 import { DataSource } from 'typeorm';
-import { AuditEntryRecord, Streams, auditSubject, deadLetterSubject } from '@licensing/contracts';
+import {
+  AUDIT_ENTRIES_PER_MESSAGE,
+  AuditEntryRecord,
+  Streams,
+  auditSubject,
+  deadLetterSubject,
+} from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
-import { ensureStream, namespaced } from '@licensing/shared/messaging';
+import { DeadLetterHeaders, ensureStream, namespaced } from '@licensing/shared/messaging';
 import {
   deleteNamespaceStreams,
   testEnv,
@@ -61,6 +67,33 @@ describe('gateway', () => {
       .publish(namespaced(namespace, auditSubject(subjectOrg)), new TextEncoder().encode(data), {
         msgID: messageId,
       });
+  }
+
+  const deadLetterStream = `${namespace}_${Streams.deadLetters.name}`;
+  const lastDeadLetter = async (): Promise<number> => {
+    const manager = await nats.jetstreamManager();
+    return (await manager.streams.info(deadLetterStream).catch(() => undefined))?.state.last_seq ?? 0;
+  };
+
+  /** The first `count` messages the audit consumer set aside after the dead letter numbered `after`. */
+  async function deadLettersAfter(
+    after: number,
+    count: number,
+  ): Promise<Array<{ body: unknown; reason: string }>> {
+    const manager = await nats.jetstreamManager();
+    const subject = namespaced(namespace, deadLetterSubject(AUDIT_CONSUMER));
+    return waitFor(
+      async () => {
+        const found: Array<{ body: unknown; reason: string }> = [];
+        for (let seq = after + 1; seq <= (await lastDeadLetter()); seq++) {
+          const letter = await manager.streams.getMessage(deadLetterStream, { seq });
+          if (letter.subject !== subject) continue;
+          found.push({ body: letter.json(), reason: letter.header.get(DeadLetterHeaders.reason) });
+        }
+        return found.length >= count && found.slice(0, count);
+      },
+      { what: `${count} dead letters` },
+    );
   }
 
   const stored = async (id: string): Promise<number> =>
@@ -128,6 +161,51 @@ describe('gateway', () => {
       { what: 'the dead letter' },
     );
     expect((setAside.json() as AuditEntryRecord).id).toBe(refused.id);
+    expect(await stored(refused.id)).toBe(0);
+  });
+
+  it('stores every entry of a message of several, as the outbox relay sends a batch', async () => {
+    const several = [entry(), entry(), entry()];
+    await publish(several);
+    for (const { id } of several)
+      await waitFor(async () => (await stored(id)) === 1, { what: `entry ${id}` });
+  });
+
+  it('refuses a message of several whole when one of its entries is malformed or of another organization', async () => {
+    const spoiled = [entry(), entry({ action: 'exploded' as never })];
+    const trespassing = [entry(), entry({ org_id: randomUUID() })];
+    const nested = [entry(), [entry()]];
+    const before = await lastDeadLetter();
+    await publish(spoiled);
+    await publish(trespassing);
+    await publish(nested);
+    await publish('[]');
+    await publish(Array.from({ length: AUDIT_ENTRIES_PER_MESSAGE + 1 }, () => entry()));
+    const marker = entry();
+    await publish(marker);
+    await waitFor(async () => (await stored(marker.id)) === 1, { what: 'the marker entry' });
+    for (const { id } of [...spoiled, ...trespassing, nested[0] as AuditEntryRecord])
+      expect(await stored(id)).toBe(0);
+    const setAside = await deadLettersAfter(before, 5);
+    expect(setAside.map(({ reason }) => reason)).toEqual([
+      expect.stringMatching(/^malformed: entry 1: action must be one of/),
+      'malformed: entry 1: org_id is not the organization of the subject',
+      'malformed: entry 1: not an object',
+      `malformed: an array of 1 to ${AUDIT_ENTRIES_PER_MESSAGE} entries expected`,
+      `malformed: an array of 1 to ${AUDIT_ENTRIES_PER_MESSAGE} entries expected`,
+    ]);
+  });
+
+  it('keeps the entries PostgreSQL accepts of a message of several, and sets the message aside', async () => {
+    const good = [entry(), entry()];
+    const refused = entry({ request_id: 'nul\u0000here' });
+    const message = [good[0], refused, good[1]];
+    const before = await lastDeadLetter();
+    await publish(message);
+    for (const { id } of good) await waitFor(async () => (await stored(id)) === 1, { what: `entry ${id}` });
+    const [setAside] = await deadLettersAfter(before, 1);
+    expect(setAside.body).toEqual(message);
+    expect(setAside.reason).toMatch(/^refused by PostgreSQL: /);
     expect(await stored(refused.id)).toBe(0);
   });
 

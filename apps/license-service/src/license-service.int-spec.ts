@@ -381,6 +381,44 @@ describe('license service', () => {
       await recorder.waitFor('license.created', (e) => e.data.id === unaudited.id);
     });
 
+    it("sends a relay batch's audit entries of one organization as one message, and each event alone", async () => {
+      const orgs = [randomUUID(), randomUUID()];
+      const products = await Promise.all(
+        orgs.map(async (orgId) => {
+          const keyPair = await bus.as(orgId, actor).send(Messages.keyPair.create, {});
+          return catalogProduct(orgId, keyPair.id);
+        }),
+      );
+      const relay = app.get(OutboxRelay);
+      await relay.onApplicationShutdown(); // the rows wait in the outbox, to be taken in one batch
+      const owners = [0, 0, 0, 1, 1];
+      let created: Array<{ id: string }>;
+      try {
+        created = await Promise.all(
+          owners.map((n) =>
+            bus.as(orgs[n], actor).send(Messages.license.create, { product_id: products[n].id }),
+          ),
+        );
+        await relay.drain();
+      } finally {
+        await relay.onApplicationBootstrap();
+      }
+      const entries = await waitFor(
+        () => created.every(({ id }) => auditOf(id).length === 1) && created.map(({ id }) => auditOf(id)[0]),
+        { what: 'the audit entries of the five licenses' },
+      );
+      const messageIds = entries.map((entry) => entry.messageId);
+      expect(new Set(messageIds.slice(0, 3)).size).toBe(1);
+      expect(new Set(messageIds.slice(3)).size).toBe(1);
+      expect(messageIds[0]).not.toBe(messageIds[3]);
+      for (const [n, entry] of entries.entries())
+        expect(entry.subject).toBe(`${namespace}.licensing.audit.${orgs[owners[n]]}`);
+      for (const license of created) {
+        const event = await recorder.waitFor('license.created', (e) => e.data.id === license.id);
+        expect(event.messageId).toBe(event.id);
+      }
+    });
+
     it("wakes this process's relay itself, and notifies the other replicas' only while it has none", async () => {
       const orgId = randomUUID();
       const org = bus.as(orgId);

@@ -131,6 +131,20 @@ export class AuditEntryRecord {
   @IsObject() changes!: AuditChanges;
 }
 
+const AUDIT_SUBJECT_PREFIX = 'licensing.audit.';
+
 export function auditSubject(orgId: string): string {
-  return `licensing.audit.${orgId}`;
+  return `${AUDIT_SUBJECT_PREFIX}${orgId}`;
 }
+
+/** Whether an outbox row's subject (without the bus namespace) is an audit entry's. */
+export function isAuditSubject(subject: string): boolean {
+  return subject.startsWith(AUDIT_SUBJECT_PREFIX);
+}
+
+/**
+ * A message of AUDIT_EVENTS holds one entry (a JSON object), or the entries of one organization,
+ * its subject's, as a JSON array of at most this many: the outbox relay sends the entries of a
+ * batch together, one message per organization.
+ */
+export const AUDIT_ENTRIES_PER_MESSAGE = 500;

@@ -3,6 +3,7 @@ export * from './outbox-event.entity';
 export * from './record-event';
 export * from './audit-changes';
 export * from './record-audit';
+export * from './outbox-messages';
 export * from './outbox-relay.service';
 export * from './outbox-signal';
 export * from './events.module';

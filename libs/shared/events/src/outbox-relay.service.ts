@@ -7,6 +7,7 @@ import { BusClient, ensureStream } from '@licensing/shared/messaging';
 import { Metrics } from '@licensing/shared/metrics';
 import { inTraceOf, tracing } from '@licensing/shared/tracing';
 import { OutboxEventEntity } from './outbox-event.entity';
+import { OutboxMessage, outboxMessages } from './outbox-messages';
 import { outboxChannel } from './outbox-signal';
 
 const BATCH_SIZE = 100;
@@ -23,7 +24,8 @@ const RELISTEN_MS = 1_000;
  * share the work: each batch is claimed with FOR UPDATE SKIP LOCKED and deleted in the same
  * transaction once JetStream has acknowledged every event of it. If the process dies between the
  * acknowledgement and the commit, the batch is published again and JetStream drops the copies
- * (the event id is the Nats-Msg-Id).
+ * (the event id is the Nats-Msg-Id). The audit entries of a batch go out one message per
+ * organization (`outboxMessages`).
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -153,10 +155,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     }
   }
 
-  /** Traced, an event is published in the trace of the request that recorded it. */
-  private publish(row: OutboxEventEntity): Promise<void> {
-    const publish = () => this.bus.publishDurable(row.subject, row.payload, row.id);
-    return tracing.enabled && row.traceContext ? inTraceOf(JSON.parse(row.traceContext), publish) : publish();
+  /** Traced, a message is published in the trace of the request that recorded its (first) row. */
+  private publish(message: OutboxMessage): Promise<void> {
+    const publish = () => this.bus.publishDurable(message.subject, message.payload, message.id);
+    return tracing.enabled && message.traceContext
+      ? inTraceOf(JSON.parse(message.traceContext), publish)
+      : publish();
   }
 
   /**
@@ -173,9 +177,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       const rows = taken.records.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
       // All at once, in order: nats.js writes them in call order on one connection and the stream
       // stores them in the order received, so a batch waits for one round of acknowledgements
-      // instead of one per event. If one fails, the batch is published again and JetStream drops
-      // the copies of those it had stored.
-      await Promise.all(rows.map((row) => this.publish(row)));
+      // instead of one per message. If one fails, the batch is published again and JetStream drops
+      // the copies of those it had stored (the same rows make the same message ids).
+      await Promise.all(outboxMessages(rows).map((message) => this.publish(message)));
       return rows.length;
     });
   }

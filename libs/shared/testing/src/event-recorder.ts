@@ -24,11 +24,15 @@ export class EventRecorder {
     const recorder = new EventRecorder(connection, messages);
     void (async () => {
       for await (const message of messages) {
-        recorder.events.push({
-          ...message.json<LicensingEvent>(),
-          subject: message.subject,
-          messageId: message.headers?.get('Nats-Msg-Id'),
-        });
+        // A message of AUDIT_EVENTS may hold several entries: each is recorded.
+        const body = message.json<LicensingEvent | LicensingEvent[]>();
+        for (const one of Array.isArray(body) ? body : [body]) {
+          recorder.events.push({
+            ...one,
+            subject: message.subject,
+            messageId: message.headers?.get('Nats-Msg-Id'),
+          });
+        }
       }
     })();
     return recorder;
