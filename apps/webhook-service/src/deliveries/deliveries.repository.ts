@@ -8,13 +8,28 @@ import { EndpointEntity } from '../endpoints/endpoint.entity';
 import { DeliveryEntity } from './delivery.entity';
 import { WebhookEventEntity } from './webhook-event.entity';
 
-/** An event as delivered: its id, type, organization and the exact body. */
+/** An event as it is delivered: exactly these members, in this order. */
+export interface WebhookEvent {
+  id: string;
+  type: string;
+  org_id: string;
+  occurred_at: string;
+  data: unknown;
+}
+
+/** An event as stored for its deliveries: its id, type, organization and the exact body. */
 export interface StoredEvent {
   id: string;
   type: string;
   org_id: string;
   occurred_at: string;
   payload: string;
+}
+
+/** The stored form of an event: the body serialized once, here, for every delivery of it. */
+export function storedEvent(event: WebhookEvent): StoredEvent {
+  const { id, type, org_id, occurred_at } = event;
+  return { id, type, org_id, occurred_at, payload: JSON.stringify(event) };
 }
 
 /** A delivery a worker has claimed, with what its attempt needs. */
@@ -79,7 +94,7 @@ export class DeliveriesRepository {
    * COMMITTED), so a batch nobody receives, the usual one, costs that one statement.
    */
   async fanOut(
-    events: StoredEvent[],
+    events: WebhookEvent[],
     matches: (filters: string[], type: string) => boolean,
   ): Promise<number> {
     if (events.length === 0) return 0;
@@ -92,7 +107,7 @@ export class DeliveriesRepository {
       org_id: string;
       event_type: string;
     }> = [];
-    const kept: StoredEvent[] = [];
+    const kept: WebhookEvent[] = [];
     for (const event of events) {
       const receivers = endpoints.filter(
         (endpoint) => endpoint.org_id === event.org_id && matches(endpoint.events, event.type),
@@ -111,7 +126,7 @@ export class DeliveriesRepository {
     }
     if (rows.length === 0) return 0;
     return this.dataSource.transaction(async (manager) => {
-      await this.insertEvents(manager, kept);
+      await this.insertEvents(manager, kept.map(storedEvent));
       return this.insertDeliveries(manager, rows);
     });
   }

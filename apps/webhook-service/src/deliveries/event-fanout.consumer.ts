@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
 import { Streams, WebhookEventRecord, webhookMatches } from '@licensing/contracts';
 import { isDataError } from '@licensing/shared/database';
 import { BusClient, Decoded, DurableConsumer, decodeMessage, storeBatch } from '@licensing/shared/messaging';
-import { DeliveriesRepository, StoredEvent } from './deliveries.repository';
+import { DeliveriesRepository, WebhookEvent } from './deliveries.repository';
 import { DeliveryWorker } from './delivery.worker';
 
 /** Every replica binds the same durable consumer, so JetStream hands each event to one of them. */
@@ -19,9 +19,10 @@ export function organizationOfEventSubject(subject: string): string | undefined 
 /**
  * Reads an event of LICENSING_EVENTS as it will be delivered: exactly `{id, type, org_id,
  * occurred_at, data}` (members added for internal consumers, such as `serial_status`, stay
- * internal). An event filed under another organization's subject is refused.
+ * internal). An event filed under another organization's subject is refused. Serialized only if
+ * an endpoint receives it (`storedEvent`).
  */
-export function decodeWebhookEvent(data: Uint8Array, orgOfSubject?: string): Decoded<StoredEvent> {
+export function decodeWebhookEvent(data: Uint8Array, orgOfSubject?: string): Decoded<WebhookEvent> {
   const decoded = decodeMessage(WebhookEventRecord, data);
   if ('problem' in decoded) return decoded;
   const { id, type, org_id, occurred_at, data: resource } = decoded.value;
@@ -29,15 +30,7 @@ export function decodeWebhookEvent(data: Uint8Array, orgOfSubject?: string): Dec
   if (orgOfSubject !== undefined && orgOfSubject.toLowerCase() !== event.org_id) {
     return { problem: 'org_id is not the organization of the subject' };
   }
-  return {
-    value: {
-      id: event.id,
-      type,
-      org_id: event.org_id,
-      occurred_at,
-      payload: JSON.stringify(event),
-    },
-  };
+  return { value: event };
 }
 
 /**
@@ -49,14 +42,14 @@ export function decodeWebhookEvent(data: Uint8Array, orgOfSubject?: string): Dec
  */
 @Injectable()
 export class EventFanoutConsumer implements BeforeApplicationShutdown {
-  private readonly consumer: DurableConsumer<StoredEvent>;
+  private readonly consumer: DurableConsumer<WebhookEvent>;
 
   constructor(
     bus: BusClient,
     private readonly queue: DeliveriesRepository,
     private readonly worker: DeliveryWorker,
   ) {
-    this.consumer = new DurableConsumer<StoredEvent>(bus, {
+    this.consumer = new DurableConsumer<WebhookEvent>(bus, {
       durable: WEBHOOK_EVENTS_CONSUMER,
       stream: Streams.events,
       decode: (message) => decodeWebhookEvent(message.data, organizationOfEventSubject(message.subject)),

@@ -20,7 +20,7 @@ import { pageWindow } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { auditChanges, recordAudit } from '@licensing/shared/events';
 import { WEBHOOK_CONFIG, WebhookServiceConfig } from '../config';
-import { DeliveriesRepository } from '../deliveries/deliveries.repository';
+import { DeliveriesRepository, storedEvent } from '../deliveries/deliveries.repository';
 import { DeliveryWorker, WEBHOOK_RESOLVER } from '../deliveries/delivery.worker';
 import { DestinationRefused, Resolver, resolveDestination, systemResolver } from '../delivery/destination';
 import { generateSecret } from '../delivery/signature';
@@ -213,15 +213,7 @@ export class EndpointsService {
         occurred_at: occurredAt,
         data: toWebhookView(endpoint),
       };
-      await this.queue.insertEvents(manager, [
-        {
-          id: eventId,
-          type: event.type,
-          org_id: orgId,
-          occurred_at: occurredAt,
-          payload: JSON.stringify(event),
-        },
-      ]);
+      await this.queue.insertEvents(manager, [storedEvent(event)]);
       await this.queue.insertDeliveries(manager, [
         { id: deliveryId, endpoint_id: id, event_id: eventId, org_id: orgId, event_type: event.type },
       ]);
