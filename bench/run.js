@@ -5,7 +5,7 @@
 // its reference pipeline (bench/reference/: minimal Fastify + nats.js, never part of the product),
 // and prints one table of req/s, latency, errors, CPU per process and the ratio to the ceiling.
 //
-//   npm run bench -- [--duration 5] [--rounds 2] [--connections 50] [--scenarios sync,verify] [--smoke]
+//   npm run bench -- [--duration 5] [--rounds 4] [--warmup 10] [--connections 50] [--scenarios sync,verify] [--smoke]
 //                    [--licenses 100000] [--url http://… --api-key lk_… --org-id … ]
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
@@ -40,7 +40,7 @@ function parseArgs(argv) {
     apiKey: options['api-key'] ?? process.env.LICENSING_API_KEY,
     // Seconds per side and round; the sides alternate for `rounds` rounds.
     duration: Number(options.duration ?? (smoke ? 1 : 5)),
-    rounds: Number(options.rounds ?? 2),
+    rounds: Number(options.rounds ?? 4),
     // Seconds of load on each side before its first round. Under license create the platform's
     // first round after a 3 s warm-up was its slowest in every run, by 15–20 %; after 10 s, flat.
     warmup: Number(options.warmup ?? (smoke ? 0.5 : 10)),
