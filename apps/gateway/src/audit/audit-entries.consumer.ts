@@ -41,17 +41,23 @@ export function decodeAuditEntries(data: Uint8Array, orgOfSubject: string | unde
   const org = orgOfSubject?.toLowerCase();
   const entries: AuditEntryRecord[] = [];
   for (const [index, item] of items.entries()) {
-    const decoded = validateRecord(AuditEntryRecord, item);
-    const problem =
-      'problem' in decoded
-        ? decoded.problem
-        : org !== decoded.value.org_id.toLowerCase()
-          ? 'org_id is not the organization of the subject'
-          : undefined;
-    if (problem !== undefined) return { problem: several ? `entry ${index}: ${problem}` : problem };
-    entries.push((decoded as { value: AuditEntryRecord }).value);
+    const decoded = decodeEntry(item, org);
+    if ('problem' in decoded)
+      return { problem: several ? `entry ${index}: ${decoded.problem}` : decoded.problem };
+    entries.push(decoded.value);
   }
   return { entries };
+}
+
+function decodeEntry(
+  item: unknown,
+  org: string | undefined,
+): { value: AuditEntryRecord } | { problem: string } {
+  const decoded = validateRecord(AuditEntryRecord, item);
+  if ('problem' in decoded) return decoded;
+  if (org !== decoded.value.org_id.toLowerCase())
+    return { problem: 'org_id is not the organization of the subject' };
+  return decoded;
 }
 
 /**
