@@ -40,7 +40,7 @@ function parseArgs(argv) {
     apiKey: options['api-key'] ?? process.env.LICENSING_API_KEY,
     // Seconds per side and round; the sides alternate for `rounds` rounds.
     duration: Number(options.duration ?? (smoke ? 1 : 5)),
-    rounds: Number(options.rounds ?? 4),
+    rounds: Number(options.rounds ?? (smoke ? 2 : 4)),
     // Seconds of load on each side before its first round. Under license create the platform's
     // first round after a 3 s warm-up was its slowest in every run, by 15–20 %; after 10 s, flat.
     warmup: Number(options.warmup ?? (smoke ? 0.5 : 10)),
