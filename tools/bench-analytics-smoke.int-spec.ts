@@ -5,22 +5,14 @@
  * 2,000 as a backlog, and measures disk. Asserts only that every step ran and printed its
  * table — never a latency or a rate: a benchmark is not a timed test.
  */
-import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { runNodeScript } from '@licensing/shared/testing';
 
 const root = path.join(__dirname, '..');
 
 describe('npm run bench:analytics -- --smoke', () => {
   it('generates, queries every route for 1, 7 and 30 days, ingests through the consumer and measures disk', async () => {
-    const output: string[] = [];
-    const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, ['bench/analytics/run.js', '--smoke'], { cwd: root });
-      child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-      child.on('exit', resolve);
-    });
-    const printed = output.join('');
-    if (code !== 0) throw new Error(`bench:analytics --smoke exited ${code}:\n${printed}`);
+    const printed = await runNodeScript(['bench/analytics/run.js', '--smoke'], root);
 
     const measured = (query: string, days: string) =>
       new RegExp(`^\\| ${query.replace(/[()]/g, '\\$&')} \\| ${days} \\| [\\d.]+ ms \\| [\\d.]+ ms \\|`, 'm');

@@ -4,10 +4,10 @@
  * about a second each. Asserts only that each one ran without a failed request — never a
  * throughput: a benchmark is not a timed test.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { runNodeScript } from '@licensing/shared/testing';
 
 const root = path.join(__dirname, '..');
 
@@ -28,14 +28,7 @@ describe('npm run bench -- --smoke', () => {
 
   it('runs every scenario, on the platform and on its reference pipeline, without errors', async () => {
     const results = path.join(dir, 'latest.json');
-    const output: string[] = [];
-    const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, ['bench/run.js', '--smoke', '--results', results], { cwd: root });
-      child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-      child.on('exit', resolve);
-    });
-    if (code !== 0) throw new Error(`bench --smoke exited ${code}:\n${output.join('')}`);
+    await runNodeScript(['bench/run.js', '--smoke', '--results', results], root);
 
     const { rows } = JSON.parse(readFileSync(results, 'utf8')) as { rows: Row[] };
     expect(rows.map((row) => row.name).sort()).toEqual(

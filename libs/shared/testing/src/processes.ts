@@ -104,3 +104,20 @@ export const startOwnNats = ownServer(
   (port, dir) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir],
   listening,
 );
+
+/**
+ * Runs a Node script to its end (a benchmark's smoke run, say) from `cwd`, and answers what it
+ * printed, stdout and stderr together. Fails with that output if it exits with anything but 0.
+ */
+export async function runNodeScript(args: string[], cwd: string): Promise<string> {
+  const output: string[] = [];
+  const code = await new Promise<number | null>((resolve) => {
+    const child = spawn(process.execPath, args, { cwd });
+    child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    child.on('exit', resolve);
+  });
+  const printed = output.join('');
+  if (code !== 0) throw new Error(`node ${args.join(' ')} exited ${code}:\n${printed}`);
+  return printed;
+}
