@@ -6,7 +6,7 @@
 // and prints one table of req/s, latency, errors, CPU per process and the ratio to the ceiling.
 //
 //   npm run bench -- [--duration 5] [--rounds 4] [--warmup 10] [--connections 50] [--scenarios sync,verify] [--smoke]
-//                    [--licenses 100000] [--url http://… --api-key lk_… --org-id … ]
+//                    [--licenses 100000] [--url http://… --api-key lk_… --org-id … ] [--pg-profile]
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -24,13 +24,14 @@ const {
 } = require('./lib/platform');
 const { scenarios, syncTracker } = require('./lib/scenarios');
 const { SEED_VERSION, seed } = require('./lib/seed');
+const { formatProfile, pgProfiler } = require('./lib/pg-profile');
 const { printTable } = require('./lib/report');
 
 function parseArgs(argv) {
   const options = {};
   for (let i = 0; i < argv.length; i++) {
     const name = argv[i].replace(/^--/, '');
-    if (name === 'smoke') options.smoke = true;
+    if (name === 'smoke' || name === 'pg-profile') options[name] = true;
     else options[name] = argv[++i];
   }
   const smoke = Boolean(options.smoke);
@@ -54,6 +55,8 @@ function parseArgs(argv) {
     namespace: options.namespace,
     databaseUrl: options['database-url'],
     results: options.results ?? path.join(__dirname, 'results', 'latest.json'),
+    // perf on PostgreSQL during the platform's rounds (bench/lib/pg-profile.js).
+    pgProfile: Boolean(options['pg-profile']),
   };
 }
 
@@ -324,6 +327,8 @@ async function run(options, cleanup) {
   const oursSampler = cpuSampler([...platformProcesses, ...shared]);
   const refSampler = cpuSampler([...reference.processes, ...shared]);
   const platformPids = platformProcesses.map((p) => p.pid);
+  const profiler = options.pgProfile ? pgProfiler({ databaseUrl }) : undefined;
+  if (profiler) cleanup.push(async () => profiler.close());
   const settings = { connections: options.connections };
 
   const selected = scenarios(manifest).filter(
@@ -351,6 +356,7 @@ async function run(options, cleanup) {
       const oursRequests = scenario.requests('/api/v1', tracker);
       if (round === 0 && options.warmup > 0)
         await load({ url: baseUrl, requests: oursRequests, ...settings, duration: options.warmup });
+      await profiler?.start();
       ours.push(
         await loadRound({
           url: baseUrl,
@@ -360,6 +366,7 @@ async function run(options, cleanup) {
           sampler: oursSampler,
         }),
       );
+      await profiler?.stop();
       if (tracker)
         syncChecks.push(await checkSyncCounted({ baseUrl, org: manifest.orgs[0], tracker, baseline }));
       if (scenario.noReference) continue;
@@ -381,8 +388,10 @@ async function run(options, cleanup) {
     row.ours = summarize(ours, { url: baseUrl, ...settings });
     if (ref.length > 0) row.ref = summarize(ref, { url: refUrl, ...settings });
     if (syncChecks.length > 0) row.syncCheck = combineSyncChecks(syncChecks);
+    if (profiler) row.pgProfile = profiler.take(row.ours.requests);
     rows.push(row);
     say(`  ${scenario.name}: ours ${row.ours.rps} req/s${row.ref ? `, ceiling ${row.ref.rps} req/s` : ''}`);
+    if (row.pgProfile) for (const line of formatProfile(row.pgProfile)) say(`    ${line}`);
   }
 
   const report = {

@@ -7,6 +7,7 @@ const { Pool } = require('pg');
 const Redis = require('ioredis');
 const { connect, headers } = require('nats');
 const shapes = require('./shapes');
+const { REFERENCE_APPLICATION } = require('../lib/pg-profile');
 
 async function main() {
   const env = process.env;
@@ -19,7 +20,8 @@ async function main() {
     orgId: env.REF_ORG_ID,
     redisNamespace: env.REF_REDIS_NAMESPACE ?? '',
     redis: new Redis(env.REDIS_URL || 'redis://127.0.0.1:6379'),
-    pg: new Pool({ connectionString: env.DATABASE_URL, max: 10 }),
+    // Named, so that a PostgreSQL profile of the platform's rounds leaves these out (--pg-profile).
+    pg: new Pool({ connectionString: env.DATABASE_URL, max: 10, application_name: REFERENCE_APPLICATION }),
     publicKeys: JSON.parse(env.REF_PUBLIC_KEYS || '{}'),
   };
   for (const shape of shapes) {
