@@ -366,7 +366,7 @@ async function run(options, cleanup) {
           sampler: oursSampler,
         }),
       );
-      await profiler?.stop();
+      await profiler?.stop('platform');
       if (tracker)
         syncChecks.push(await checkSyncCounted({ baseUrl, org: manifest.orgs[0], tracker, baseline }));
       if (scenario.noReference) continue;
@@ -375,6 +375,7 @@ async function run(options, cleanup) {
       const refRequests = scenario.requests('/ref', scenario.tracked ? syncTracker() : undefined);
       if (round === 0 && options.warmup > 0)
         await load({ url: refUrl, requests: refRequests, ...settings, duration: options.warmup });
+      await profiler?.start();
       ref.push(
         await loadRound({
           url: refUrl,
@@ -384,14 +385,19 @@ async function run(options, cleanup) {
           sampler: refSampler,
         }),
       );
+      await profiler?.stop('reference');
     }
     row.ours = summarize(ours, { url: baseUrl, ...settings });
     if (ref.length > 0) row.ref = summarize(ref, { url: refUrl, ...settings });
     if (syncChecks.length > 0) row.syncCheck = combineSyncChecks(syncChecks);
-    if (profiler) row.pgProfile = profiler.take(row.ours.requests);
+    if (profiler) {
+      row.pgProfile = { platform: profiler.take('platform', row.ours.requests) };
+      if (row.ref) row.pgProfile.reference = profiler.take('reference', row.ref.requests);
+    }
     rows.push(row);
     say(`  ${scenario.name}: ours ${row.ours.rps} req/s${row.ref ? `, ceiling ${row.ref.rps} req/s` : ''}`);
-    if (row.pgProfile) for (const line of formatProfile(row.pgProfile)) say(`    ${line}`);
+    for (const [side, profile] of Object.entries(row.pgProfile ?? {}))
+      for (const line of formatProfile(side, profile)) say(`    ${line}`);
   }
 
   const report = {

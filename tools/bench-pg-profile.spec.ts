@@ -92,5 +92,9 @@ describe('bench --pg-profile', () => {
     expect(all.samples).toBe(6); // not the reference's, the profiler's or another database's
     expect(Object.keys(all.byBackend)).toEqual(['license', 'identity', 'walwriter', 'exited or postmaster']);
     expect(all.perRequestUs).toBe(Math.round((6 * 1e6) / 499));
+    // The reference's rounds: its pool and PostgreSQL's own processes, nothing of the platform's.
+    const reference = attribute(samples, backends, 'bench', 1, 'reference');
+    expect(Object.keys(reference.byBackend)).toEqual(['reference', 'walwriter', 'exited or postmaster']);
+    expect(reference.samples).toBe(3);
   });
 });

@@ -1,9 +1,9 @@
-// `npm run bench -- --pg-profile`: where PostgreSQL's CPU goes while the platform is loaded. Linux
-// `perf` samples the whole machine during each of the platform's rounds (never the reference's);
-// each sample of a `postgres` process is then given to the connection it ran in (the platform's
-// services name theirs after their schema: `license`, `license-outbox`, `identity`…) and to a phase
-// of PostgreSQL's work, read from the functions on its stack. Profiling costs CPU: the ratios of a
-// profiled run are not comparable with those of a plain one.
+// `npm run bench -- --pg-profile`: where PostgreSQL's CPU goes under each side's load. Linux `perf`
+// samples the whole machine during each round; each sample of a `postgres` process is then given
+// to the side whose connection it ran in (the platform's services name theirs after their schema:
+// `license`, `license-outbox`, `identity`…; the reference's pool is `bench-reference`) and to a
+// phase of PostgreSQL's work, read from the functions on its stack. Profiling costs CPU: the
+// ratios of a profiled run are not comparable with those of a plain one.
 const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -74,26 +74,32 @@ function parseSamples(text) {
   return samples;
 }
 
-/** Who a PostgreSQL process works for, from pg_stat_activity: the platform's connection by name. */
-function labelOf(backend, database) {
+/**
+ * Who a PostgreSQL process works for, from pg_stat_activity: on the platform's side its connections
+ * by name, on the reference's its pool; on both, PostgreSQL's own processes by type. Undefined for
+ * the other side's connections and other databases'.
+ */
+function labelOf(backend, database, side) {
   if (!backend) return 'exited or postmaster';
   if (backend.backend_type !== 'client backend') return backend.backend_type;
   if (backend.datname !== database) return undefined;
+  if (side === 'reference')
+    return backend.application_name === REFERENCE_APPLICATION ? 'reference' : undefined;
   if (NOT_THE_PLATFORM.has(backend.application_name)) return undefined;
   return backend.application_name || 'unnamed connection';
 }
 
 /**
- * µs of PostgreSQL CPU per request, by connection and by phase, from the samples of the platform's
- * rounds. Samples of other databases and of the reference pipeline are not the platform's.
+ * µs of PostgreSQL CPU per request, by connection and by phase, from the samples of one side's
+ * rounds (`platform` or `reference`).
  */
-function attribute(samples, backends, database, requests) {
+function attribute(samples, backends, database, requests, side = 'platform') {
   const byBackend = {};
   const byPhase = {};
   let total = 0;
   const us = (count) => (count * 1e6) / HZ / requests;
   for (const sample of samples) {
-    const label = labelOf(backends.get(sample.pid), database);
+    const label = labelOf(backends.get(sample.pid), database, side);
     if (label === undefined) continue;
     const phase = phaseOf(sample.frames);
     byBackend[label] = (byBackend[label] ?? 0) + 1;
@@ -115,8 +121,8 @@ function attribute(samples, backends, database, requests) {
 }
 
 /**
- * The profiler of one run: `start()` before a platform round, `stop()` after it, `take(requests)`
- * at the end of a scenario (the requests its platform rounds served) for its attribution.
+ * The profiler of one run: `start()` before a round, `stop(side)` after it, and at the end of a
+ * scenario `take(side, requests)` (the requests that side's rounds served) for its attribution.
  */
 function pgProfiler({ databaseUrl }) {
   try {
@@ -127,7 +133,7 @@ function pgProfiler({ databaseUrl }) {
   const database = new URL(databaseUrl).pathname.slice(1);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-profile-'));
   let recording;
-  let rounds = [];
+  const rounds = { platform: [], reference: [] };
   let count = 0;
 
   const backendsNow = async () => {
@@ -154,7 +160,7 @@ function pgProfiler({ databaseUrl }) {
       let stderr = '';
       perf.stderr.on('data', (chunk) => (stderr += chunk));
       const exited = new Promise((resolve) => perf.on('close', resolve));
-      recording = { perf, file, exited, stderr: () => stderr, backends: await backendsNow() };
+      recording = { perf, file, exited, backends: await backendsNow() };
       // perf writes its header once it samples.
       for (let waited = 0; !(fs.existsSync(file) && fs.statSync(file).size > 0); waited += 20) {
         if (perf.exitCode !== null || waited > 10_000)
@@ -163,35 +169,30 @@ function pgProfiler({ databaseUrl }) {
       }
     },
 
-    async stop() {
+    async stop(side) {
       const { perf, file, exited, backends } = recording;
       recording = undefined;
       // The backends forked during the round are known only now; those that exited, from before.
       const after = await backendsNow();
       perf.kill('SIGINT');
       await exited;
-      rounds.push({ file, backends: new Map([...backends, ...after].map((row) => [row.pid, row])) });
+      rounds[side].push({ file, backends: new Map([...backends, ...after].map((row) => [row.pid, row])) });
     },
 
-    take(requests) {
+    take(side, requests) {
       const samples = [];
       const backends = new Map();
-      for (const round of rounds) {
+      for (const round of rounds[side].splice(0)) {
         const text = execFileSync(
           'perf',
           ['script', '-i', round.file, '--comm', 'postgres', '-F', 'pid,ip,sym'],
-          {
-            encoding: 'utf8',
-            maxBuffer: 1 << 30,
-            stdio: ['ignore', 'pipe', 'ignore'],
-          },
+          { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] },
         );
         samples.push(...parseSamples(text));
         for (const [pid, row] of round.backends) backends.set(pid, row);
         fs.rmSync(round.file, { force: true });
       }
-      rounds = [];
-      return attribute(samples, backends, database, requests);
+      return attribute(samples, backends, database, requests, side);
     },
 
     close() {
@@ -201,15 +202,15 @@ function pgProfiler({ databaseUrl }) {
   };
 }
 
-/** One line per breakdown, for the run's output. */
-function formatProfile(profile) {
+/** The profile's lines for the run's output: one per breakdown. */
+function formatProfile(side, profile) {
   const line = (counts) =>
     Object.entries(counts)
       .map(([label, us]) => `${label} ${us}`)
       .join(' · ');
   return [
-    `PostgreSQL in the platform's rounds (perf, ${profile.samples} samples): ${profile.perRequestUs} µs per request`,
-    `  by connection: ${line(profile.byBackend)}`,
+    `PostgreSQL in the ${side}'s rounds (perf, ${profile.samples} samples): ${profile.perRequestUs} µs per request`,
+    ...(side === 'platform' ? [`  by connection: ${line(profile.byBackend)}`] : []),
     `  by phase: ${line(profile.byPhase)}`,
   ];
 }
