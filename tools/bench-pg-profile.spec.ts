@@ -19,6 +19,7 @@ const { attribute, parseSamples, phaseOf } = require('../bench/lib/pg-profile') 
     backends: Map<number, Backend>,
     database: string,
     requests: number,
+    side?: 'platform' | 'reference',
   ): Attribution;
 };
 
