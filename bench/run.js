@@ -55,7 +55,7 @@ function parseArgs(argv) {
     namespace: options.namespace,
     databaseUrl: options['database-url'],
     results: options.results ?? path.join(__dirname, 'results', 'latest.json'),
-    // perf on PostgreSQL during the platform's rounds (bench/lib/pg-profile.js).
+    // perf on PostgreSQL during every round, each side's share apart (bench/lib/pg-profile.js).
     pgProfile: Boolean(options['pg-profile']),
   };
 }

@@ -20,7 +20,7 @@ async function main() {
     orgId: env.REF_ORG_ID,
     redisNamespace: env.REF_REDIS_NAMESPACE ?? '',
     redis: new Redis(env.REDIS_URL || 'redis://127.0.0.1:6379'),
-    // Named, so that a PostgreSQL profile of the platform's rounds leaves these out (--pg-profile).
+    // Named, so that a PostgreSQL profile (--pg-profile) tells these from the platform's connections.
     pg: new Pool({ connectionString: env.DATABASE_URL, max: 10, application_name: REFERENCE_APPLICATION }),
     publicKeys: JSON.parse(env.REF_PUBLIC_KEYS || '{}'),
   };
