@@ -10,8 +10,7 @@
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
-const { Client } = require('pg');
-const { apiClient, busClient, deleteStreams, pool } = require('./lib/clients');
+const { apiClient, busClient, deleteStreams, pool, withPg } = require('./lib/clients');
 const { busyShare, cpuSampler } = require('./lib/cpu');
 const { load, loadRound, summarize } = require('./lib/load');
 const {
@@ -62,16 +61,6 @@ function parseArgs(argv) {
 
 const say = (line) => process.stdout.write(`${line}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function withPg(url, work) {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /** The manifest of a seeded database, kept in a schema of the harness's own inside it. */
 async function readManifest(databaseUrl) {

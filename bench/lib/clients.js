@@ -3,6 +3,7 @@
 // Nest's NATS transport that the gateway's BusClient speaks (libs/shared/messaging/src/bus-client.ts).
 const { randomUUID } = require('node:crypto');
 const { connect, JSONCodec } = require('nats');
+const { Client } = require('pg');
 
 const codec = JSONCodec();
 
@@ -72,4 +73,15 @@ async function deleteStreams(natsUrl, prefix) {
   }
 }
 
-module.exports = { apiClient, busClient, deleteStreams, pool };
+/** One PostgreSQL connection for `work`, closed after it; `applicationName` names it in pg_stat_activity. */
+async function withPg(url, work, { applicationName } = {}) {
+  const client = new Client({ connectionString: url, application_name: applicationName });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+module.exports = { apiClient, busClient, deleteStreams, pool, withPg };

@@ -8,7 +8,7 @@ const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { Client } = require('pg');
+const { withPg } = require('./clients');
 
 /** Samples per second of CPU (the `cpu-clock` event: one sample is 1/HZ s of CPU, on any VM). */
 const HZ = 499;
@@ -136,18 +136,13 @@ function pgProfiler({ databaseUrl }) {
   const rounds = { platform: [], reference: [] };
   let count = 0;
 
-  const backendsNow = async () => {
-    const pg = new Client({ connectionString: databaseUrl, application_name: PROFILER_APPLICATION });
-    await pg.connect();
-    try {
-      const { rows } = await pg.query(
-        'SELECT pid, datname, application_name, backend_type FROM pg_stat_activity',
-      );
-      return rows;
-    } finally {
-      await pg.end();
-    }
-  };
+  const backendsNow = () =>
+    withPg(
+      databaseUrl,
+      async (pg) =>
+        (await pg.query('SELECT pid, datname, application_name, backend_type FROM pg_stat_activity')).rows,
+      { applicationName: PROFILER_APPLICATION },
+    );
 
   return {
     async start() {
@@ -216,7 +211,6 @@ function formatProfile(side, profile) {
 }
 
 module.exports = {
-  PHASES,
   phaseOf,
   parseSamples,
   attribute,
