@@ -65,13 +65,16 @@ describe('air-gapped activation (POST /activations/offline)', () => {
       expires_at: response.body.expires_at,
     });
     expect((await seatsOf(id)).map((a) => a.fingerprint)).toEqual(['air-1']);
+    // The file lives for the organization's checkout TTL (30 days by default), not the license's year.
+    expect(Date.parse(response.body.expires_at)).toBeLessThanOrEqual(Date.now() + 30 * 86_400_000);
+    expect(Date.parse(response.body.expires_at)).toBeGreaterThan(Date.now() + 29 * 86_400_000);
     // The one seat is held: an online activation of another machine is refused.
     const online = await client.post('/api/v1/activations', { license_key: serial, fingerprint: 'online-1' });
     expect(online.body.code).toBe('seat_limit_reached');
     // Submitting the same request again renews the same seat (200), with a new file.
     const again = await client.post('/api/v1/activations/offline', {
       request: request.request,
-      valid_days: 30,
+      valid_days: 7,
     });
     expect(again.status).toBe(200);
     expect(again.body.activation.id).toBe(response.body.activation.id);

@@ -23,7 +23,8 @@ import { sendProblem } from './http/problem.filter';
 import { assertWellFormed, decodeUtf8Body, findIllFormedInput } from './http/well-formed-input';
 import { registerSecurityHeaders } from './http/security-headers';
 import { ApiKeysService } from './identity/api-keys.service';
-import { authenticate, registerAuthentication } from './identity/authenticate.hook';
+import { Authenticators, authenticate, registerAuthentication } from './identity/authenticate.hook';
+import { TokensService } from './identity/tokens.service';
 import { OrganizationsService } from './identity/organizations.service';
 import { serveOpenApi } from './openapi';
 import { registerRateLimits } from './rate-limits/rate-limit.hook';
@@ -47,7 +48,7 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
     // A path whose percent-encoding is malformed never reaches a route or a hook: answer it here.
     // The API key is still checked first; `app` exists by the time a request arrives.
     frameworkErrors: (_error: Error, request: FastifyRequest, reply: FastifyReply) =>
-      void answerUnroutable(request, reply, app.get(ApiKeysService)),
+      void answerUnroutable(request, reply, authenticatorsOf(app)),
     // What the HTTP parser refuses (headers over 16 KiB, not HTTP) is answered in problem+json too.
     clientErrorHandler: answerClientError,
     // The caller's x-request-id is kept when it is a sane token, so one id follows a request end to end.
@@ -74,7 +75,7 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   measureHttpRequests(fastify);
   serveMetrics(fastify);
   registerSecurityHeaders(fastify);
-  registerAuthentication(fastify, app.get(ApiKeysService));
+  registerAuthentication(fastify, authenticatorsOf(app));
   if (config.RATE_LIMIT_ENABLED) registerRateLimits(fastify, app.get(RateLimitService));
   refuseIllFormedParameters(fastify);
   parseJsonBodies(fastify);
@@ -121,14 +122,23 @@ async function bootstrapDefaultOrganization(organizations: OrganizationsService)
   );
 }
 
+const authenticatorsOf = (app: NestFastifyApplication): Authenticators => ({
+  apiKeys: app.get(ApiKeysService),
+  tokens: app.get(TokensService),
+});
+
 /**
  * A path Fastify cannot even decode (`/api/v1/products/%ZZ`): authentication first, as everywhere,
  * then a `400` in the API's problem format instead of Fastify's own.
  */
-async function answerUnroutable(request: FastifyRequest, reply: FastifyReply, apiKeys: ApiKeysService) {
+async function answerUnroutable(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  authenticators: Authenticators,
+) {
   void reply.header('x-request-id', request.id);
   try {
-    await authenticate(request, apiKeys);
+    await authenticate(request, authenticators);
     throw DomainError.validation(
       [{ field: 'path', message: 'path holds a malformed percent-encoding' }],
       'The request path is malformed',

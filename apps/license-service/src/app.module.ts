@@ -4,11 +4,14 @@ import { DatabaseModule } from '@licensing/shared/database';
 import { EventsModule, OutboxEventEntity } from '@licensing/shared/events';
 import { BusModule } from '@licensing/shared/messaging';
 import { SerialCacheModule } from '@licensing/shared/serial-cache';
+import { ActivationGrantEntity } from './activations/activation-grant.entity';
 import { ActivationEntity } from './activations/activation.entity';
 import { ActivationsModule } from './activations/activations.module';
 import { CatalogProductEntity } from './catalog/catalog-product.entity';
 import { CatalogModule } from './catalog/catalog.module';
 import { LICENSE_SERVICE_CONFIG, LicenseServiceConfig } from './config';
+import { CredentialsModule } from './credentials/credentials.module';
+import { LicenseTokenEntity } from './credentials/license-token.entity';
 import { KeyPairEntity } from './key-pairs/key-pair.entity';
 import { KeyPairsModule } from './key-pairs/key-pairs.module';
 import { LicenseEntity } from './licenses/license.entity';
@@ -24,6 +27,8 @@ export const LICENSE_ENTITIES = [
   CatalogProductEntity,
   LicenseEntity,
   ActivationEntity,
+  ActivationGrantEntity,
+  LicenseTokenEntity,
   RevocationListEntity,
   OutboxEventEntity,
 ];
@@ -63,6 +68,7 @@ export class LicenseServiceModule {
         KeyPairsModule,
         LicensesModule,
         ActivationsModule,
+        CredentialsModule,
         RevocationListsModule,
       ],
     };

@@ -16,6 +16,7 @@ export * from './revocation/serial-status-put.dto';
 export * from './revocation/revocation-list.dto';
 export * from './analytics/analytics.dto';
 export * from './activations/activation.dto';
+export * from './credentials/credential.dto';
 export * from './activations/components.validator';
 export * from './audit/audit.dto';
 export * from './webhooks/webhook.dto';

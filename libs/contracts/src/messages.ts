@@ -4,7 +4,7 @@ import {
   ActivationView,
   CreateActivationDto,
   ListActivationsQueryDto,
-  OfflineActivationDto,
+  OfflineActivationMessage,
   OfflineActivationReply,
   OfflineReleaseDto,
   ValidateLicenseDto,
@@ -22,6 +22,14 @@ import {
   VersionsView,
 } from './analytics/analytics.dto';
 import { CatalogProductDto } from './catalog/catalog.dto';
+import {
+  CreateLicenseTokenMessage,
+  CreatedLicenseTokenView,
+  LicenseTokenListView,
+  ListLicenseTokensMessage,
+  ResolveCredentialDto,
+  ResolveCredentialReply,
+} from './credentials/credential.dto';
 import { IdDto, MessageView } from './common/common.dto';
 import { PageQueryDto } from './common/pagination.dto';
 import { CreateKeyPairDto, KeyPairListView, KeyPairView } from './key-pairs/key-pair.dto';
@@ -153,7 +161,7 @@ export const Messages = {
     delete: defineMessage<IdDto, MessageView>('activation.delete.v1', MessageView),
     heartbeat: defineMessage<IdDto, ActivationView>('activation.heartbeat.v1', ActivationView),
     /** An air-gapped machine's request file in, the signed activation file out: a seat like any other. */
-    offlineCreate: defineMessage<OfflineActivationDto, OfflineActivationReply>(
+    offlineCreate: defineMessage<OfflineActivationMessage, OfflineActivationReply>(
       'activation.offline.create.v1',
     ),
     /** A release file signed by the machine's key: frees the seat; idempotent. */
@@ -161,6 +169,20 @@ export const Messages = {
       'activation.offline.release.v1',
       MessageView,
     ),
+  },
+  /** Credentials that reach one license (license tokens) or one activation (machine tokens). */
+  credential: {
+    createLicenseToken: defineMessage<CreateLicenseTokenMessage, CreatedLicenseTokenView>(
+      'credential.license-token.create.v1',
+      CreatedLicenseTokenView,
+    ),
+    listLicenseTokens: defineMessage<ListLicenseTokensMessage, LicenseTokenListView>(
+      'credential.license-token.list.v1',
+      LicenseTokenListView,
+    ),
+    revokeLicenseToken: defineMessage<IdDto, MessageView>('credential.license-token.revoke.v1', MessageView),
+    /** A token by the hash of its secret, of any organization: the gateway's cache miss. */
+    resolve: defineMessage<ResolveCredentialDto, ResolveCredentialReply>('credential.resolve.v1'),
   },
   revocation: {
     check: defineMessage<CheckRevocationDto, CheckRevocationView>('revocation.check.v1', CheckRevocationView),
@@ -205,4 +227,10 @@ export interface BroadcastDefinition<Payload> {
 export const Broadcasts = {
   /** An API key was revoked: every gateway drops it from its cache at once. */
   apiKeyRevoked: { subject: 'identity.api-key.revoked.v1' } as BroadcastDefinition<{ key_hash: string }>,
+  /** A license token was revoked, or a machine token died with its activation: gateways drop it at once. */
+  tokenRevoked: { subject: 'credential.token.revoked.v1' } as BroadcastDefinition<{ token_hash: string }>,
+  /** An organization's settings changed: gateways read them again on the next request. */
+  organizationChanged: { subject: 'identity.organization.changed.v1' } as BroadcastDefinition<{
+    org_id: string;
+  }>,
 } as const;

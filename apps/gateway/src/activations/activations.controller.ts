@@ -1,10 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { FastifyReply } from 'fastify';
+import { FastifyReply, FastifyRequest } from 'fastify';
 import {
   ActivationListView,
   ActivationView,
   CreateActivationDto,
+  CreatedActivationView,
   ListActivationsQueryDto,
   MessageView,
   Messages,
@@ -18,13 +19,17 @@ import { Operation } from '../http/operation';
 import { Answers } from '../http/answers';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
-import { AllowScopes } from '../identity/scopes';
+import { AllowScopes, LicenseAction } from '../identity/scopes';
+import { OrganizationLimitsService } from '../rate-limits/organization-limits.service';
 import { LimitPerLicense } from '../rate-limits/rate-limit.hook';
 
 @ApiTags('activations')
 @Controller(routes('activations'))
 export class ActivationsController {
-  constructor(private readonly bus: BusClient) {}
+  constructor(
+    private readonly bus: BusClient,
+    private readonly organizations: OrganizationLimitsService,
+  ) {}
 
   @Post()
   @Operation({
@@ -36,7 +41,11 @@ export class ActivationsController {
       "already holds a seat. Seats are the license's `max_seats`, capped by the product's " +
       '`max_concurrent_activations`, and hold under concurrency. When the product has an ' +
       '`activation_heartbeat_interval`, the seat lapses at `expires_at` unless heartbeats keep it. ' +
-      'Also limited per license (60 requests an hour by default). Publishes `activation.created`.',
+      'A license is granted at most `3 × max_seats` (at least 10) new activations in any 24 h, online ' +
+      'and air-gapped together (`429` with `Retry-After` beyond). Made with a license token, the ' +
+      'answer carries a `machine_token` for this activation (a new one each time; the previous one ' +
+      'stops working). Binding a `node_locked` license (its first activation) needs its license ' +
+      'token or an admin key. Publishes `activation.created`.',
     example: {
       license_key: 'LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC',
       fingerprint: 'machine-a',
@@ -44,27 +53,30 @@ export class ActivationsController {
       platform: 'linux-x64',
     },
   })
-  @Idempotent()
-  @AllowScopes('client')
+  @Idempotent({ secretFields: ['machine_token'] })
+  @AllowScopes('client', 'license')
+  @LicenseAction()
   @LimitPerLicense()
-  @ApiCreatedResponse({ type: ActivationView, description: 'A new seat' })
+  @ApiCreatedResponse({ type: CreatedActivationView, description: 'A new seat' })
   @ApiOkResponse({
-    type: ActivationView,
+    type: CreatedActivationView,
     description: 'This fingerprint already held a seat: the same activation',
   })
   @ApiProblems(
-    ['not_found', 'the license does not exist in the organization'],
+    ['not_found', 'the license does not exist in the organization (or is not the token\'s)'],
     ['seat_limit_reached', 'every seat of the license is taken'],
     ['license_not_active', 'the license is revoked, suspended or expired'],
     ['fingerprint_mismatch', "the license is bound to another machine's fingerprint"],
+    ['forbidden', 'binding a node-locked license needs its license token or an admin key'],
+    ['rate_limited', 'the license was granted its cap of activations in the last 24 h'],
   )
   async create(
     @Body() dto: CreateActivationDto,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<ActivationView> {
-    const { activation, created } = await this.bus.send(Messages.activation.create, dto);
+  ): Promise<CreatedActivationView> {
+    const { activation, created, machine_token } = await this.bus.send(Messages.activation.create, dto);
     void reply.status(created ? 201 : 200);
-    return activation;
+    return machine_token === undefined ? activation : { ...activation, machine_token };
   }
 
   @Post('offline')
@@ -76,17 +88,19 @@ export class ActivationsController {
       "the SDK: the license, the machine's fingerprint and components, a nonce and the machine's own " +
       'Ed25519 public key, signed with that key) and answers a signed activation file (compact JWS, ' +
       "`typ` `activation+jwt`, signed with the product's key) that binds the license to that " +
-      'fingerprint until `expires_at` (`valid_days`, 90 by default, never past the license). The seat ' +
-      'counts like an online activation, under the same limit and lock, and lapses at `expires_at`. ' +
-      '`201` for a new seat; `200` when the machine already holds it under the same key (the seat is ' +
-      'renewed). Publishes `activation.created`.',
+      "fingerprint until `expires_at`: the organization's checkout TTL (30 days by default; " +
+      '`valid_days` may shorten it), never past the license. The machine renews it with a new request ' +
+      'before then. The seat counts like an online activation, under the same limits and lock, and ' +
+      'lapses at `expires_at`. `201` for a new seat; `200` when the machine already holds it under ' +
+      'the same key (the seat is renewed). Publishes `activation.created`.',
     example: {
       request: 'eyJhbGciOiJFZERTQSIsInR5cCI6ImFjdGl2YXRpb24tcmVxdWVzdCtqd3QifQ.eyJ2IjoxfQ.c2ln',
       valid_days: 90,
     },
   })
   @Idempotent()
-  @AllowScopes('client')
+  @AllowScopes('client', 'license')
+  @LicenseAction()
   @ApiCreatedResponse({ type: OfflineActivationView, description: 'A new seat, and its activation file' })
   @ApiOkResponse({
     type: OfflineActivationView,
@@ -99,12 +113,18 @@ export class ActivationsController {
     ['license_not_active', 'the license is revoked, suspended or expired'],
     ['fingerprint_mismatch', "the license is bound to another machine's fingerprint"],
     ['conflict', 'the fingerprint holds a seat online or under another machine key'],
+    ['rate_limited', 'the license was granted its cap of activations in the last 24 h'],
   )
   async createOffline(
+    @Req() request: FastifyRequest,
     @Body() dto: OfflineActivationDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<OfflineActivationView> {
-    const { created, ...answer } = await this.bus.send(Messages.activation.offlineCreate, dto);
+    const { checkoutTtlSeconds } = await this.organizations.settingsOf(request.auth!.orgId);
+    const { created, ...answer } = await this.bus.send(Messages.activation.offlineCreate, {
+      ...dto,
+      ttl_seconds: checkoutTtlSeconds,
+    });
     void reply.status(created ? 201 : 200);
     return answer;
   }
@@ -121,7 +141,8 @@ export class ActivationsController {
     example: { release: 'eyJhbGciOiJFZERTQSIsInR5cCI6ImFjdGl2YXRpb24tcmVsZWFzZStqd3QifQ.eyJ2IjoxfQ.c2ln' },
   })
   @HttpCode(200)
-  @AllowScopes('client')
+  @AllowScopes('client', 'license')
+  @LicenseAction()
   @Answers(Messages.activation.offlineRelease)
   @ApiProblems(
     ['validation_failed', "the release file is malformed, or not signed by the activation's machine key"],
@@ -139,9 +160,9 @@ export class ActivationsController {
       "The organization's activations, newest first, a page at a time, optionally of one license, by " +
       'id (`license_id`) or by serial (`license_key`); an unknown one, or two naming different ' +
       'licenses, give an empty list. Lapsed activations are listed until the ' +
-      'sweeper removes them, within about a second.',
+      "sweeper removes them, within about a second. A license token lists its own license's only.",
   })
-  @AllowScopes('read')
+  @AllowScopes('read', 'license')
   @Answers(Messages.activation.list)
   @ApiProblems()
   list(@Query() query: ListActivationsQueryDto): Promise<ActivationListView> {
@@ -158,7 +179,8 @@ export class ActivationsController {
       'machine activates again.',
   })
   @HttpCode(200)
-  @AllowScopes('client')
+  @AllowScopes('client', 'license', 'machine')
+  @LicenseAction()
   @Answers(Messages.activation.heartbeat, { description: 'expires_at moved to now + the heartbeat interval' })
   @ApiProblems(
     ['not_found', 'the activation does not exist in the organization, or has lapsed'],
@@ -172,12 +194,19 @@ export class ActivationsController {
   @Operation({
     id: 'deleteActivation',
     summary: 'Release a seat',
-    description: 'Deletes the activation and frees its seat at once. Publishes `activation.deleted`.',
+    description:
+      'Deletes the activation and frees its seat at once; its machine token stops working. An ' +
+      'air-gapped seat is freed only by its signed release file, or by an admin key (`409 ' +
+      'offline_activation` otherwise). Publishes `activation.deleted`.',
   })
   @HttpCode(200)
-  @AllowScopes('client')
+  @AllowScopes('client', 'license', 'machine')
+  @LicenseAction()
   @Answers(Messages.activation.delete)
-  @ApiProblems(['not_found', 'the activation does not exist in the organization'])
+  @ApiProblems(
+    ['not_found', 'the activation does not exist in the organization'],
+    ['offline_activation', 'an air-gapped seat: released by its release file, or by an admin key'],
+  )
   delete(@Param('id', uuidParam) id: string): Promise<MessageView> {
     return this.bus.send(Messages.activation.delete, { id });
   }

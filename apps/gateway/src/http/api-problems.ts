@@ -10,11 +10,12 @@ export const API_KEY_SCHEME = 'apiKey';
 /** What each code means when a route gives no more precise reason. */
 const WHEN: Record<ErrorCode, string> = {
   validation_failed: 'a field, query or path parameter is invalid; `errors` names each one',
-  unauthorized: 'the API key is missing, malformed, unknown or revoked',
-  forbidden: "the API key's scopes do not allow this operation",
+  unauthorized: 'the API key or token is missing, malformed, unknown, expired or revoked',
+  forbidden: "the credential's scopes do not allow this operation",
   not_found: 'the resource does not exist, or belongs to another organization',
   conflict: 'the request conflicts with the current state of the resource',
   seat_limit_reached: 'every seat of the license is taken',
+  offline_activation: 'an air-gapped seat is released by its signed release file, or by an admin key',
   payload_too_large: 'the body is larger than 1 MiB',
   license_not_active: 'the license is revoked, suspended or expired',
   fingerprint_mismatch: "the fingerprint is not the license's hardware binding",

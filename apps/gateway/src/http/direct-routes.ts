@@ -7,7 +7,8 @@ import { createValidationPipe } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
 import { JsonText } from '@licensing/shared/messaging';
 import { inRequestSpan, tracing } from '@licensing/shared/tracing';
-import { assertScopes } from '../identity/scopes';
+import { authorize } from '../identity/scopes';
+import { OrganizationLimitsService } from '../rate-limits/organization-limits.service';
 import { IDEMPOTENCY_KEY_HEADER } from '../idempotency/request-fingerprint';
 import { ResponseKeysService } from '../signed-answers/response-keys.service';
 import { SIGNATURE_HEADER, nonceOf, signAnswer } from '../signed-answers/signed-answer';
@@ -44,7 +45,7 @@ declare module 'fastify' {
  * create) from Fastify's preHandler, past Nest's router, guards, pipes, interceptors and rxjs, which
  * cost a third of the gateway's CPU on those routes (bench/README.md). The route stays a Nest route,
  * so the route table, its Fastify config and the OpenAPI document are unchanged, and it does what
- * the Nest pipeline does, with the same functions: scopes (`assertScopes`), the platform's
+ * the Nest pipeline does, with the same functions: authorization (`authorize`), the platform's
  * validation pipe, the request context, the controller method itself, its status (`@HttpCode`, else
  * 201 for a POST, as Nest answers), and failures answered by `answerFailure`. An `@Idempotent()`
  * route's request with an `Idempotency-Key` header goes through Nest's pipeline instead, where the
@@ -80,6 +81,7 @@ export const Direct = (): MethodDecorator => (target, key, descriptor) => {
 export function registerDirectRoutes(app: NestFastifyApplication): void {
   const validation = createValidationPipe();
   const responseKeys = app.get(ResponseKeysService);
+  const organizations = app.get(OrganizationLimitsService);
   type Handler = { call: (...args: unknown[]) => Promise<unknown>; status: number };
   const handlers = new Map<DirectTarget, Handler>();
   const handlerOf = (target: DirectTarget) => {
@@ -117,7 +119,7 @@ export function registerDirectRoutes(app: NestFastifyApplication): void {
       if (!target) return;
       if (config.idempotent && request.headers[IDEMPOTENCY_KEY_HEADER] !== undefined) return;
       try {
-        assertScopes(request.auth, config.allowed_scopes);
+        await authorize(request, organizations);
         // A signed answer is asked for with a nonce: checked, and the key found, before the handler
         // runs, so a bad nonce or a missing key leaves no effect (a sync stores its report).
         const nonce = config.signed_answer ? nonceOf(request.headers['licensing-nonce']) : undefined;

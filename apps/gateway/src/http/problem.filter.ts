@@ -4,8 +4,9 @@ import { isConnectionLost } from '@licensing/shared/errors';
 import { Problem, toProblem } from './problem';
 
 /** Writes a problem+json answer (with the `WWW-Authenticate` challenge a 401 owes). */
-export function sendProblem(reply: FastifyReply, problem: Problem): void {
+export function sendProblem(reply: FastifyReply, problem: Problem, retryAfterSeconds?: number): void {
   if (problem.code === 'unauthorized') void reply.header('www-authenticate', 'Bearer');
+  if (retryAfterSeconds !== undefined) void reply.header('retry-after', String(retryAfterSeconds));
   void reply.status(problem.status).type('application/problem+json').send(problem);
 }
 
@@ -16,7 +17,7 @@ const logger = new Logger('Http');
  * (a 503 like any unavailable backing service, but worth a look) and anything unexpected (a 500).
  */
 export function answerFailure(request: FastifyRequest, reply: FastifyReply, exception: unknown): void {
-  const { problem, unexpected } = toProblem(exception);
+  const { problem, unexpected, retryAfterSeconds } = toProblem(exception);
   if (isConnectionLost(exception)) {
     logger.warn({
       msg: 'database connection lost under a request',
@@ -31,7 +32,7 @@ export function answerFailure(request: FastifyRequest, reply: FastifyReply, exce
       err: exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
     });
   }
-  sendProblem(reply, problem);
+  sendProblem(reply, problem, retryAfterSeconds);
 }
 
 /**

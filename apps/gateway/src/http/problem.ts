@@ -22,6 +22,7 @@ export function problemTitle(code: ErrorCode): string {
       return 'Not Found';
     case 'conflict':
     case 'seat_limit_reached':
+    case 'offline_activation':
       return 'Conflict';
     case 'payload_too_large':
       return 'Payload Too Large';
@@ -80,7 +81,11 @@ function fromFrameworkError(error: unknown): DomainError | undefined {
 }
 
 /** Every error response of the API, as RFC 9457 problem details. Unknown failures become a bare 500. */
-export function toProblem(error: unknown): { problem: Problem; unexpected: boolean } {
+export function toProblem(error: unknown): {
+  problem: Problem;
+  unexpected: boolean;
+  retryAfterSeconds?: number;
+} {
   const known = toDomainError(error) ?? fromFrameworkError(error);
   const domain = known ?? new DomainError('internal', 'An unexpected error occurred');
   return {
@@ -93,5 +98,6 @@ export function toProblem(error: unknown): { problem: Problem; unexpected: boole
       ...(domain.errors ? { errors: domain.errors } : {}),
     },
     unexpected: known === undefined,
+    retryAfterSeconds: domain.retryAfterSeconds,
   };
 }

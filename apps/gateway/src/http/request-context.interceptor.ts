@@ -29,6 +29,7 @@ export function contextOf(request: FastifyRequest): RequestContext {
     request_id: request.id,
     org_id: auth?.orgId,
     actor: auth && { api_key_id: auth.keyId, prefix: auth.prefix, name: auth.name },
+    reach: auth?.reach,
     // Behind a proxy the address comes from X-Forwarded-For: keep it only if it is one.
     ip: isIP(request.ip) ? request.ip : undefined,
   };

@@ -55,6 +55,7 @@ export class ApiKeysService implements OnApplicationBootstrap {
       prefix: row.prefix,
       name: row.name,
       scopes: row.scopes,
+      reach: { kind: 'organization', admin: row.scopes.includes('admin') },
     };
     if (this.config.API_KEY_CACHE_TTL_MS > 0) {
       if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { isUUID } from 'class-validator';
 import { DataSource } from 'typeorm';
+import { DEFAULT_CHECKOUT_TTL_SECONDS } from '@licensing/contracts';
 import { isUniqueViolation } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { CreatedApiKeyView } from './api-key.dto';
@@ -28,6 +29,8 @@ export class OrganizationsService {
           id: randomUUID(),
           name,
           createdAt: new Date(),
+          clientKeysLicenseActions: true,
+          checkoutTtlSeconds: DEFAULT_CHECKOUT_TTL_SECONDS,
         });
         await manager.insert(OrganizationEntity, organization);
         const adminKey = await issueApiKey(manager, organization.id, 'admin (bootstrap)', ['admin']);

@@ -1,22 +1,24 @@
-import { CanActivate, ExecutionContext, Injectable, SetMetadata, applyDecorators } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { CanActivate, ExecutionContext, Injectable, applyDecorators } from '@nestjs/common';
 import { ApiExtension } from '@nestjs/swagger';
 import { FastifyRequest } from 'fastify';
+import { isUUID } from 'class-validator';
 import { DomainError } from '@licensing/shared/errors';
 import { AddRouteConfig } from '../http/route-config';
-import { ApiKeyScope } from './api-key.entity';
-import { AuthContext } from './auth-context';
+import { OrganizationLimitsService } from '../rate-limits/organization-limits.service';
+import { AuthContext, CredentialScope } from './auth-context';
 import { isPublicPath } from './authenticate.hook';
-
-const ALLOWED_SCOPES = 'allowed_scopes';
 
 /** The operation extension that lists the scopes an operation accepts (`admin` alone when absent). */
 export const ALLOWED_SCOPES_EXTENSION = 'x-allowed-scopes';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route's `@AllowScopes`, for the Fastify hooks that run before the guard (rate limits). */
-    allowed_scopes?: ApiKeyScope[];
+    /** The route's `@AllowScopes`: read by the guard, the direct routes and the rate limits. */
+    allowed_scopes?: CredentialScope[];
+    /** Set by `@ReachOf()`: the path's `:id` names a license or a product. */
+    reach_param?: 'license' | 'product';
+    /** Set by `@LicenseAction()`: a route that acts on one license, which an organization can close to client keys. */
+    license_action?: 'always' | 'with_fingerprint';
   }
 }
 
@@ -24,39 +26,90 @@ declare module 'fastify' {
  * Scopes allowed to call a route besides `admin`, which may call everything. A route without this
  * decorator is admin-only, so a forgotten decorator fails closed.
  */
-export const AllowScopes = (...scopes: Exclude<ApiKeyScope, 'admin'>[]): MethodDecorator =>
+export const AllowScopes = (...scopes: Exclude<CredentialScope, 'admin'>[]): MethodDecorator =>
   applyDecorators(
-    SetMetadata(ALLOWED_SCOPES, scopes),
     AddRouteConfig({ allowed_scopes: scopes }),
     // The OpenAPI document states the scopes each operation accepts (openapi.ts reads this).
     ApiExtension(ALLOWED_SCOPES_EXTENSION, ['admin', ...scopes]),
   );
 
+/**
+ * The route's path `:id` names a license (or a product): a license or machine token reaches only
+ * its own, and any other id is answered `404`, exactly as another organization's is.
+ */
+export const ReachOf = (resource: 'license' | 'product'): MethodDecorator =>
+  AddRouteConfig({ reach_param: resource });
+
+/**
+ * A route that acts on one license (activations, heartbeats, sync; validate only `with_fingerprint`).
+ * An organization that sets `client_keys_license_actions: false` closes it to `client` keys, so
+ * that only license and machine tokens reach it.
+ */
+export const LicenseAction = (when: 'always' | 'with_fingerprint' = 'always'): MethodDecorator =>
+  AddRouteConfig({ license_action: when });
+
+/** Runs `authorize` for every route that Nest serves (direct routes call it themselves). */
 @Injectable()
 export class ScopesGuard implements CanActivate {
-  constructor(private readonly reflector: Reflector) {}
+  constructor(private readonly organizations: OrganizationLimitsService) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     // The Kubernetes probes (/health/live, /health/ready and their older names) are Nest routes that authentication skips on purpose.
     if (isPublicPath(request.url)) return true;
-    assertScopes(
-      request.auth,
-      this.reflector.getAllAndOverride<ApiKeyScope[] | undefined>(ALLOWED_SCOPES, [
-        context.getHandler(),
-        context.getClass(),
-      ]),
-    );
+    await authorize(request, this.organizations);
     return true;
   }
 }
 
-/** Refuses a request without an API key, or whose key has neither `admin` nor one of `allowed`. */
-export function assertScopes(auth: AuthContext | undefined, allowed: readonly ApiKeyScope[] = []): void {
-  if (!auth) throw new DomainError('unauthorized', 'A valid API key is required');
+/**
+ * Whether the request's credential may make it, in this order: a credential at all (`401`), its
+ * scopes (`403`), the license or product its path names (`404` outside a token's reach), and the
+ * organization's switch for client keys (`403`).
+ */
+export async function authorize(request: FastifyRequest, organizations: OrganizationLimitsService): Promise<void> {
+  const config = request.routeOptions.config;
+  const auth = request.auth;
+  assertScopes(auth, config?.allowed_scopes);
+  if (config?.reach_param && auth?.license) {
+    assertReach(auth.license, config.reach_param, (request.params as Record<string, string>)['id']);
+  }
+  if (config?.license_action && closedToClientKeys(auth!, config.license_action, request.body)) {
+    const settings = await organizations.settingsOf(auth!.orgId);
+    if (!settings.clientKeysLicenseActions) {
+      throw new DomainError(
+        'forbidden',
+        'This organization lets only license and machine tokens act on a license ' +
+          '(client_keys_license_actions is false)',
+      );
+    }
+  }
+}
+
+/** Refuses a request without a credential, or whose credential has neither `admin` nor one of `allowed`. */
+export function assertScopes(auth: AuthContext | undefined, allowed: readonly CredentialScope[] = []): void {
+  if (!auth) throw new DomainError('unauthorized', 'A valid API key or token is required');
   if (auth.scopes.includes('admin') || auth.scopes.some((scope) => allowed.includes(scope))) return;
   throw new DomainError(
     'forbidden',
-    `This API key's scopes (${auth.scopes.join(', ')}) do not allow this operation`,
+    `This credential's scopes (${auth.scopes.join(', ')}) do not allow this operation`,
   );
+}
+
+/** A malformed id is left to the route's own validation (`400`). */
+function assertReach(
+  license: NonNullable<AuthContext['license']>,
+  resource: 'license' | 'product',
+  id: string | undefined,
+): void {
+  if (id === undefined || !isUUID(id, 'all')) return;
+  if (resource === 'license' && id !== license.id) throw DomainError.notFound('License', id);
+  if (resource === 'product' && id !== license.productId) throw DomainError.notFound('Product', id);
+}
+
+/** Whether the switch applies: a `client` key (not admin) on a license action. */
+function closedToClientKeys(auth: AuthContext, when: 'always' | 'with_fingerprint', body: unknown): boolean {
+  if (auth.reach.kind !== 'organization' || auth.scopes.includes('admin')) return false;
+  if (when === 'always') return true;
+  return typeof body === 'object' && body !== null && (body as { fingerprint?: unknown }).fingerprint !== undefined;
 }

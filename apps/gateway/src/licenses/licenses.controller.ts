@@ -21,7 +21,7 @@ import { Answers } from '../http/answers';
 import { Operation } from '../http/operation';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
-import { AllowScopes } from '../identity/scopes';
+import { AllowScopes, LicenseAction, ReachOf } from '../identity/scopes';
 import { SignedAnswer } from '../signed-answers/signed-answer';
 
 @ApiTags('licenses')
@@ -110,11 +110,14 @@ export class LicensesController {
       'Answers whether this machine may run: by serial (`key`), and when `fingerprint` is given, ' +
       'by its activation. `code` is the first that applies of `NOT_FOUND`, `REVOKED`, `SUSPENDED`, ' +
       '`EXPIRED`, then with a fingerprint `FINGERPRINT_MISMATCH`, `NO_ACTIVATION`, `HEARTBEAT_DEAD`, ' +
-      '`COMPONENTS_MISMATCH`; otherwise `VALID`, the only code with `valid: true`.',
+      '`COMPONENTS_MISMATCH`; otherwise `VALID`, the only code with `valid: true`. A license token ' +
+      "sees only its own license (any other key is `NOT_FOUND`); a machine token only its own machine's " +
+      'activation.',
     example: { key: 'LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC', fingerprint: 'machine-a' },
   })
   @HttpCode(200)
-  @AllowScopes('client')
+  @AllowScopes('client', 'license', 'machine')
+  @LicenseAction('with_fingerprint')
   @Answers(Messages.license.validate, { description: 'valid is true only for code VALID' })
   @ApiProblems()
   @Direct()
@@ -129,7 +132,8 @@ export class LicensesController {
     summary: 'Get a license',
     description: 'One license of the organization, with its `license_blob` and its effective status.',
   })
-  @AllowScopes('read')
+  @AllowScopes('read', 'license')
+  @ReachOf('license')
   @Answers(Messages.license.get)
   @ApiProblems(['not_found', 'the license does not exist in the organization'])
   @Direct()
@@ -143,7 +147,8 @@ export class LicensesController {
     summary: 'Download a license file',
     description: 'The `.lic` file itself (the compact JWS, as bytes), as an attachment named `<SERIAL>.lic`.',
   })
-  @AllowScopes('read')
+  @AllowScopes('read', 'license')
+  @ReachOf('license')
   @ApiProduces('application/octet-stream')
   @ApiOkResponse({
     description: 'The .lic file: a compact JWS',

@@ -17,7 +17,7 @@ import { Answers } from '../http/answers';
 import { Operation } from '../http/operation';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
-import { AllowScopes } from '../identity/scopes';
+import { AllowScopes, ReachOf } from '../identity/scopes';
 
 @ApiTags('products')
 @Controller(routes('products'))
@@ -124,7 +124,8 @@ export class ProductsController {
       "The PEM public key of the product's key pair, which verifies its license files offline, with " +
       "the algorithm and the key pair id (a license header's `kid`). Ship it with the application.",
   })
-  @AllowScopes('read', 'client')
+  @AllowScopes('read', 'client', 'license')
+  @ReachOf('product')
   @Answers(Messages.catalog.publicKey)
   @ApiProblems(
     ['not_found', 'the product does not exist in the organization'],

@@ -30,9 +30,10 @@ export class LicenseEventsController {
       'the stream keeps, a `reset` event says to re-check with check-revocation). The first event, ' +
       '`ready`, carries the current position as its id. A comment line is sent every ' +
       `${HEARTBEAT_MS / 1000} s; the server ends a stream after about an hour and on shutdown, and the ` +
-      'client reconnects with its `Last-Event-ID`.',
+      "client reconnects with its `Last-Event-ID`. A license token follows its own serial only; " +
+      "another serial is accepted and never produces an event, as another organization's.",
   })
-  @AllowScopes('read', 'client')
+  @AllowScopes('read', 'client', 'license')
   @ApiProduces('text/event-stream')
   @ApiOkResponse({
     description:
@@ -61,8 +62,14 @@ export class LicenseEventsController {
     });
     await this.hub.open(reply.raw, {
       orgId: request.auth!.orgId,
-      serials: serialsOf(query.serials),
+      serials: reachableSerials(serialsOf(query.serials), request),
       lastEventId: lastEventIdOf(request.headers['last-event-id']),
     });
   }
+}
+
+/** A license token follows its own serial only; any other is dropped, as another organization's would never be heard of. */
+function reachableSerials(serials: string[], request: FastifyRequest): string[] {
+  const own = request.auth?.license?.serial;
+  return own === undefined ? serials : serials.filter((serial) => serial === own);
 }

@@ -20,6 +20,7 @@ describe('RateLimitService (Redis)', () => {
     prefix: 'lk_test000',
     name: 'test',
     scopes: ['admin'],
+    reach: { kind: 'organization', admin: true },
   });
 
   beforeAll(async () => {

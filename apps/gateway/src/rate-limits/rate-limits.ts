@@ -1,4 +1,4 @@
-import { ApiKeyScope } from '../identity/api-key.entity';
+import type { CredentialScope } from '../identity/auth-context';
 import { GatewayConfig } from '../config';
 
 /**
@@ -25,8 +25,11 @@ export type RateLimitOverrides = Partial<RateLimits>;
  * key may call is client traffic; otherwise a GET is a read, as is a POST that `read` may call;
  * everything else is an admin write. A route without `@AllowScopes` is admin-only.
  */
-export function routeClassOf(method: string, allowedScopes: readonly ApiKeyScope[] = []): RouteClass {
-  if (allowedScopes.includes('client')) return 'client';
+export function routeClassOf(method: string, allowedScopes: readonly CredentialScope[] = []): RouteClass {
+  // What shipped applications call (with a client key or a token) is client traffic.
+  if (allowedScopes.some((scope) => scope === 'client' || scope === 'license' || scope === 'machine')) {
+    return 'client';
+  }
   if (method === 'GET' || method === 'HEAD' || allowedScopes.includes('read')) return 'read';
   return 'admin';
 }

@@ -7,7 +7,7 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { ApiProblems } from '../http/api-problems';
 import { Operation } from '../http/operation';
 import { routes, uuidParam } from '../http/routes';
-import { AllowScopes } from '../identity/scopes';
+import { AllowScopes, ReachOf } from '../identity/scopes';
 import { versionTag, versionsOf } from './entity-tags';
 
 @ApiTags('revocation')
@@ -33,7 +33,8 @@ export class RevocationListsController {
       '`ETag` is the version: `If-None-Match` with the current one answers `304`. Answers may be ' +
       'cached by shared caches (`Cache-Control: public`, `Vary: Authorization`).',
   })
-  @AllowScopes('read', 'client')
+  @AllowScopes('read', 'client', 'license')
+  @ReachOf('product')
   @ApiProduces('application/jose')
   @ApiHeader({
     name: 'If-None-Match',

@@ -13,7 +13,7 @@ import { Operation } from '../http/operation';
 import { Direct } from '../http/direct-routes';
 import { Answers } from '../http/answers';
 import { routes } from '../http/routes';
-import { AllowScopes } from '../identity/scopes';
+import { AllowScopes, LicenseAction } from '../identity/scopes';
 import { SignedAnswer } from '../signed-answers/signed-answer';
 
 @ApiTags('revocation')
@@ -52,7 +52,9 @@ export class RevocationController {
       "An application's periodic report (machine, version, features used, seats in use), answered with " +
       "the license's current status. A `200` means the report is stored durably and will be counted " +
       'by analytics exactly once; send the same `report_id` when retrying. More seats in use than ' +
-      'the license has are accepted, counted and flagged in `message`.',
+      'the license has are accepted, counted and flagged in `message`. A license token reports for ' +
+      'its own serial only, a machine token for its own machine: anything else is `not_found` and ' +
+      'is not counted.',
     example: {
       license_serial: 'LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC',
       hardware_fingerprint: 'machine-a',
@@ -63,7 +65,8 @@ export class RevocationController {
     },
   })
   @HttpCode(200)
-  @AllowScopes('client')
+  @AllowScopes('client', 'license', 'machine')
+  @LicenseAction()
   @Answers(Messages.revocation.sync, {
     description: "The license's effective status; a 200 means the report is stored and will be counted",
   })

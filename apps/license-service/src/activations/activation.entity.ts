@@ -8,6 +8,7 @@ import { LicenseEntity } from '../licenses/license.entity';
  */
 @Entity({ name: 'activations' })
 @Unique('uq_activations_license_fingerprint', ['licenseId', 'fingerprint'])
+@Unique('uq_activations_token_hash', ['tokenHash'])
 @Index('ix_activations_org_created', ['orgId', 'createdAt', 'id'])
 @Index('ix_activations_expires', ['expiresAt'])
 export class ActivationEntity {
@@ -51,4 +52,11 @@ export class ActivationEntity {
    */
   @Column('varchar', { name: 'machine_key', length: 64, nullable: true })
   machineKey!: string | null;
+
+  /**
+   * The SHA-256 of the activation's machine token (`mt_…`), issued when a license token took the
+   * seat: the token acts on this activation only, and dies with the row. Null: no machine token.
+   */
+  @Column('char', { name: 'token_hash', length: 64, nullable: true })
+  tokenHash!: string | null;
 }

@@ -25,10 +25,10 @@ export function heartbeatDeadline(intervalSeconds: number | null, now: Date): Da
 }
 
 /**
- * An offline activation lasts `days`, and never past the end of its license; in whole seconds, as
- * its file's `exp` says it.
+ * An offline activation lasts `seconds`, and never past the end of its license; in whole seconds,
+ * as its file's `exp` says it.
  */
-export function offlineDeadline(days: number, licenseValidUntil: Date | null, now: Date): Date {
-  const deadline = Math.min(now.getTime() + days * 86_400_000, licenseValidUntil?.getTime() ?? Infinity);
+export function offlineDeadline(seconds: number, licenseValidUntil: Date | null, now: Date): Date {
+  const deadline = Math.min(now.getTime() + seconds * 1000, licenseValidUntil?.getTime() ?? Infinity);
   return new Date(Math.floor(deadline / 1000) * 1000);
 }

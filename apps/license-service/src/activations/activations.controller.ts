@@ -7,13 +7,14 @@ import {
   ListActivationsQueryDto,
   MessageView,
   Messages,
-  OfflineActivationDto,
+  OfflineActivationMessage,
   OfflineActivationReply,
   OfflineReleaseDto,
   ValidateLicenseDto,
   ValidationResultView,
 } from '@licensing/contracts';
-import { BusController, BusData, BusOrg, Handles } from '@licensing/shared/messaging';
+import { CredentialReach } from '@licensing/shared/logging';
+import { BusController, BusData, BusOrg, BusReach, Handles } from '@licensing/shared/messaging';
 import { ActivationsService } from './activations.service';
 import { LicenseValidator } from './license-validator.service';
 import { OfflineActivationsService } from './offline-activations.service';
@@ -27,40 +28,65 @@ export class ActivationsController {
   ) {}
 
   @Handles(Messages.activation.create)
-  create(@BusOrg() orgId: string, @BusData() dto: CreateActivationDto): Promise<ActivationCreatedReply> {
-    return this.activations.create(orgId, dto);
+  create(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() dto: CreateActivationDto,
+  ): Promise<ActivationCreatedReply> {
+    return this.activations.create(orgId, dto, reach);
   }
 
   @Handles(Messages.activation.list)
-  list(@BusOrg() orgId: string, @BusData() query: ListActivationsQueryDto): Promise<ActivationListView> {
-    return this.activations.list(orgId, query);
+  list(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() query: ListActivationsQueryDto,
+  ): Promise<ActivationListView> {
+    return this.activations.list(orgId, query, reach);
   }
 
   @Handles(Messages.activation.heartbeat)
-  heartbeat(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<ActivationView> {
-    return this.activations.heartbeat(orgId, id);
+  heartbeat(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() { id }: IdDto,
+  ): Promise<ActivationView> {
+    return this.activations.heartbeat(orgId, id, reach);
   }
 
   @Handles(Messages.activation.delete)
-  delete(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<MessageView> {
-    return this.activations.delete(orgId, id);
+  delete(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() { id }: IdDto,
+  ): Promise<MessageView> {
+    return this.activations.delete(orgId, id, reach);
   }
 
   @Handles(Messages.activation.offlineCreate)
   createOffline(
     @BusOrg() orgId: string,
-    @BusData() dto: OfflineActivationDto,
+    @BusReach() reach: CredentialReach,
+    @BusData() message: OfflineActivationMessage,
   ): Promise<OfflineActivationReply> {
-    return this.offline.create(orgId, dto);
+    return this.offline.create(orgId, message, reach);
   }
 
   @Handles(Messages.activation.offlineRelease)
-  releaseOffline(@BusOrg() orgId: string, @BusData() dto: OfflineReleaseDto): Promise<MessageView> {
-    return this.offline.release(orgId, dto);
+  releaseOffline(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() dto: OfflineReleaseDto,
+  ): Promise<MessageView> {
+    return this.offline.release(orgId, dto, reach);
   }
 
   @Handles(Messages.license.validate)
-  validate(@BusOrg() orgId: string, @BusData() dto: ValidateLicenseDto): Promise<ValidationResultView> {
-    return this.validator.validate(orgId, dto);
+  validate(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() dto: ValidateLicenseDto,
+  ): Promise<ValidationResultView> {
+    return this.validator.validate(orgId, dto, reach);
   }
 }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { CredentialsModule } from '../credentials/credentials.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { ActivationExpirySweeper } from './activation-expiry.sweeper';
 import { ActivationsController } from './activations.controller';
@@ -8,7 +9,7 @@ import { LicenseValidator } from './license-validator.service';
 
 /** Machine seats (activations with heartbeats) and validate-by-key. */
 @Module({
-  imports: [LicensesModule],
+  imports: [LicensesModule, CredentialsModule],
   controllers: [ActivationsController],
   providers: [ActivationsService, OfflineActivationsService, LicenseValidator, ActivationExpirySweeper],
 })

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 
-import { DataSource, EntityManager, IsNull, MoreThan } from 'typeorm';
+import { DataSource, EntityManager, FindOptionsWhere, IsNull, MoreThan } from 'typeorm';
 import {
   ActivationCreatedReply,
   ActivationListView,
@@ -16,38 +16,64 @@ import {
 import { pageWindow } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
+import { CredentialReach } from '@licensing/shared/logging';
 import { Metrics } from '@licensing/shared/metrics';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { LicenseSigner } from '../licenses/license-signer.service';
 import { LicenseEntity } from '../licenses/license.entity';
 import { toLicenseView } from '../licenses/license.mapper';
 import { toSerialStatus } from '../licenses/serial-statuses.service';
+import { CredentialsService } from '../credentials/credentials.service';
+import { newToken } from '../credentials/tokens';
+import { ActivationGrantEntity } from './activation-grant.entity';
 import { ActivationEntity } from './activation.entity';
 import { heartbeatDeadline, isLapsed, offlineDeadline, toActivationView } from './activation.mapper';
-import { ensureFreeSeat, seatLimit } from './seats';
+import { ACTIVATION_WINDOW_MS, ensureFreeSeat, ensureUnderActivationCap, seatLimit } from './seats';
+
+/** What takes a seat: the online route, or an air-gapped request whose file lives `ttlSeconds`. */
+export interface SeatRequest {
+  dto: CreateActivationDto;
+  reach: CredentialReach;
+  offline?: { machineKey: string; ttlSeconds: number };
+}
 
 /**
  * Machine seats. Every activation of a license first takes that license's row lock, so counting
  * the seats in use and taking one are a single step: 50 machines racing for 5 seats get exactly 5.
+ * A license or machine token reaches its own license (or activation) only: anything else is
+ * answered as if it did not exist, as for another organization.
  */
 @Injectable()
 export class ActivationsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly signer: LicenseSigner,
+    private readonly credentials: CredentialsService,
   ) {}
 
-  async create(orgId: string, dto: CreateActivationDto): Promise<ActivationCreatedReply> {
-    const reply = await this.createInTransaction(orgId, dto);
+  /**
+   * Takes a seat. Asked with a license token, the answer carries a new machine token for the
+   * activation; a machine token it had before stops working.
+   */
+  async create(
+    orgId: string,
+    dto: CreateActivationDto,
+    reach: CredentialReach,
+  ): Promise<ActivationCreatedReply> {
+    const { reply, replacedToken } = await this.dataSource.transaction(async (manager) => {
+      const { activation, created } = await this.takeSeat(manager, orgId, { dto, reach }, new Date());
+      const view = toActivationView(activation);
+      if (reach.kind !== 'license') return { reply: { activation: view, created }, replacedToken: null };
+      const { token, hash } = newToken('mt');
+      await manager.update(ActivationEntity, { id: activation.id }, { tokenHash: hash });
+      return {
+        reply: { activation: view, created, machine_token: token },
+        replacedToken: activation.tokenHash,
+      };
+    });
+    this.credentials.tokenRevoked(replacedToken);
     if (reply.created) Metrics.activationsCreated.inc();
     return reply;
-  }
-
-  private createInTransaction(orgId: string, dto: CreateActivationDto): Promise<ActivationCreatedReply> {
-    return this.dataSource.transaction(async (manager) => {
-      const { activation, created } = await this.takeSeat(manager, orgId, dto, new Date());
-      return { activation: toActivationView(activation), created };
-    });
   }
 
   /**
@@ -56,20 +82,20 @@ export class ActivationsService {
    * they count against one limit under one lock. An offline seat lasts `offline.days` (never past
    * the license's end) instead of a heartbeat interval; asked again with the same machine key it
    * is renewed, and a fingerprint whose seat is held under another key (or online) is a conflict.
+   * A new seat counts against the license's cap of activations in 24 h (`activationCap`).
    */
   async takeSeat(
     manager: EntityManager,
     orgId: string,
-    dto: CreateActivationDto,
+    { dto, reach, offline }: SeatRequest,
     now: Date,
-    offline?: { machineKey: string; days: number },
   ): Promise<{
     activation: ActivationEntity;
     created: boolean;
     license: LicenseEntity;
     product: CatalogProductEntity;
   }> {
-    const license = await this.lockLicense(manager, orgId, dto);
+    const license = await this.lockLicense(manager, orgId, dto, reach);
     if (effectiveStatus(license, now) !== 'active') {
       throw new DomainError(
         'license_not_active',
@@ -77,9 +103,9 @@ export class ActivationsService {
       );
     }
     const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
-    await this.checkBinding(manager, license, product, dto.fingerprint, now);
+    await this.checkBinding(manager, license, product, dto.fingerprint, reach, now);
     const expiresAt = offline
-      ? offlineDeadline(offline.days, license.validUntil, now)
+      ? offlineDeadline(offline.ttlSeconds, license.validUntil, now)
       : heartbeatDeadline(product.activationHeartbeatInterval, now);
 
     const existing = await manager.findOne(ActivationEntity, {
@@ -109,6 +135,7 @@ export class ActivationsService {
       ],
     });
     ensureFreeSeat(license.id, inUse, seatLimit(license, product));
+    await this.grant(manager, license, now);
     const activation = Object.assign(new ActivationEntity(), {
       id: randomUUID(),
       orgId,
@@ -121,6 +148,7 @@ export class ActivationsService {
       lastHeartbeatAt: now,
       expiresAt,
       machineKey: offline?.machineKey ?? null,
+      tokenHash: null,
     });
     await manager.insert(ActivationEntity, activation);
     const view = toActivationView(activation);
@@ -136,9 +164,33 @@ export class ActivationsService {
     return { activation, created: true, license, product };
   }
 
-  /** `license_id` and `license_key` narrow to one license each; given both, they must name the same one. */
-  async list(orgId: string, query: ListActivationsQueryDto): Promise<ActivationListView> {
+  /**
+   * Counts a new seat against the license's cap of activations in 24 h, under the license's row
+   * lock that the caller holds, so that concurrent activations count exactly.
+   */
+  private async grant(manager: EntityManager, license: LicenseEntity, now: Date): Promise<void> {
+    const since = new Date(now.getTime() - ACTIVATION_WINDOW_MS);
+    const window = await manager
+      .createQueryBuilder(ActivationGrantEntity, 'grant')
+      .select('count(*)::int', 'granted')
+      .addSelect('min(grant.created_at)', 'oldest')
+      .where('grant.license_id = :licenseId AND grant.created_at > :since', { licenseId: license.id, since })
+      .getRawOne<{ granted: number; oldest: Date | null }>();
+    ensureUnderActivationCap(license, window?.granted ?? 0, window?.oldest ?? null, now);
+    await manager.insert(ActivationGrantEntity, { id: randomUUID(), licenseId: license.id, createdAt: now });
+  }
+
+  /**
+   * `license_id` and `license_key` narrow to one license each; given both, they must name the same
+   * one. A license or machine token lists its own license's activations only.
+   */
+  async list(
+    orgId: string,
+    query: ListActivationsQueryDto,
+    reach: CredentialReach,
+  ): Promise<ActivationListView> {
     const licenseIds = new Set<string>();
+    if (reach.kind !== 'organization') licenseIds.add(reach.license_id);
     if (query.license_id) licenseIds.add(query.license_id);
     if (query.license_key !== undefined) {
       const license = await this.dataSource
@@ -157,13 +209,10 @@ export class ActivationsService {
     return { activations: activations.map(toActivationView), total };
   }
 
-  heartbeat(orgId: string, id: string): Promise<ActivationView> {
+  heartbeat(orgId: string, id: string, reach: CredentialReach): Promise<ActivationView> {
     return this.dataSource.transaction(async (manager) => {
       const now = new Date();
-      const activation = await manager.findOne(ActivationEntity, {
-        where: { id, orgId },
-        lock: { mode: 'pessimistic_write' },
-      });
+      const activation = await lockReachable(manager, orgId, id, reach);
       // A lapsed activation no longer holds its seat, which another machine may have taken:
       // it cannot be revived, the machine activates again.
       if (!activation || isLapsed(activation, now)) throw DomainError.notFound('Activation', id);
@@ -192,15 +241,26 @@ export class ActivationsService {
     });
   }
 
-  delete(orgId: string, id: string): Promise<MessageView> {
-    return this.dataSource.transaction(async (manager) => {
-      const activation = await manager.findOne(ActivationEntity, {
-        where: { id, orgId },
-        lock: { mode: 'pessimistic_write' },
-      });
+  /**
+   * Frees the seat. An air-gapped seat is freed only by its signed release, or by an admin key: its
+   * activation file stays valid offline until it expires, so freeing the seat by id alone would
+   * let a copied file's holder multiply the seat.
+   */
+  async delete(orgId: string, id: string, reach: CredentialReach): Promise<MessageView> {
+    const { answer, tokenHash } = await this.dataSource.transaction(async (manager) => {
+      const activation = await lockReachable(manager, orgId, id, reach);
       if (!activation) throw DomainError.notFound('Activation', id);
-      return this.remove(manager, activation);
+      if (activation.machineKey !== null && !(reach.kind === 'organization' && reach.admin)) {
+        throw new DomainError(
+          'offline_activation',
+          `Activation ${id} is an air-gapped seat: it is released by its signed release file ` +
+            '(POST /activations/offline/release), or by an admin key',
+        );
+      }
+      return { answer: await this.remove(manager, activation), tokenHash: activation.tokenHash };
     });
+    this.credentials.tokenRevoked(tokenHash);
+    return answer;
   }
 
   /** Deletes a locked activation, freeing its seat, and says so. */
@@ -235,23 +295,33 @@ export class ActivationsService {
     manager: EntityManager,
     orgId: string,
     dto: CreateActivationDto,
+    reach: CredentialReach,
   ): Promise<LicenseEntity> {
     const where =
       dto.license_id !== undefined ? { id: dto.license_id, orgId } : { serial: dto.license_key!, orgId };
-    const license = await manager.findOne(LicenseEntity, { where, lock: { mode: 'pessimistic_write' } });
-    if (!license) throw DomainError.notFound('License', dto.license_id ?? dto.license_key);
+    const license = await manager.findOne(LicenseEntity, {
+      where: reach.kind === 'organization' ? where : { ...where, id: reach.license_id },
+      lock: { mode: 'pessimistic_write' },
+    });
+    // Naming its own license by id and another by key would find nothing above: not found either.
+    if (!license || (dto.license_id !== undefined && license.id !== dto.license_id)) {
+      throw DomainError.notFound('License', dto.license_id ?? dto.license_key);
+    }
     return license;
   }
 
   /**
    * A bound license accepts only its fingerprint; a node-locked license without a binding is bound
-   * to the first machine that activates it (and its file is signed again with the binding).
+   * to the first machine that activates it (and its file is signed again with the binding). Binding
+   * is for the license's own token or an admin key: a `client` key is shared by a whole fleet, and
+   * whoever holds it could otherwise bind a stranger's license to their machine for good.
    */
   private async checkBinding(
     manager: EntityManager,
     license: LicenseEntity,
     product: CatalogProductEntity,
     fingerprint: string,
+    reach: CredentialReach,
     now: Date,
   ): Promise<void> {
     if (license.hardwareBinding) {
@@ -261,6 +331,13 @@ export class ActivationsService {
       return;
     }
     if (license.licenseType !== 'node_locked') return;
+    if (reach.kind !== 'license' && !(reach.kind === 'organization' && reach.admin)) {
+      throw new DomainError(
+        'forbidden',
+        `License ${license.id} is node-locked and not bound yet: its first activation needs the ` +
+          "license's own token or an admin key",
+      );
+    }
     const before = toLicenseView(license, product, { withBlob: false });
     license.hardwareBinding = { fingerprint };
     license.updatedAt = now;
@@ -283,4 +360,20 @@ export class ActivationsService {
       occurredAt: now,
     });
   }
+}
+
+/**
+ * The activation `id`, locked, if the credential reaches it (through its license for a license
+ * token, itself for a machine token); null otherwise, as for an id that does not exist.
+ */
+async function lockReachable(
+  manager: EntityManager,
+  orgId: string,
+  id: string,
+  reach: CredentialReach,
+): Promise<ActivationEntity | null> {
+  if (reach.kind === 'machine' && id !== reach.activation_id) return null;
+  const where: FindOptionsWhere<ActivationEntity> =
+    reach.kind === 'license' ? { id, orgId, licenseId: reach.license_id } : { id, orgId };
+  return manager.findOne(ActivationEntity, { where, lock: { mode: 'pessimistic_write' } });
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { CredentialReach } from '@licensing/shared/logging';
 import { preparedEntityQuery } from '@licensing/shared/database';
 import {
   ValidateLicenseDto,
@@ -25,7 +26,11 @@ const DETAILS: Record<ValidationCode, string> = {
   COMPONENTS_MISMATCH: "A component differs from the one recorded at this machine's activation",
 };
 
-/** Validate-by-key: the first code that applies, in the order of validation-code.ts. */
+/**
+ * Validate-by-key: the first code that applies, in the order of validation-code.ts. A license token
+ * sees only its license (any other key is `NOT_FOUND`), a machine token only its own activation
+ * (another machine's is `NO_ACTIVATION`).
+ */
 @Injectable()
 export class LicenseValidator {
   /** The two reads of validate, prepared: the license by key, then the machine's activation of it. */
@@ -47,10 +52,16 @@ export class LicenseValidator {
     );
   }
 
-  async validate(orgId: string, dto: ValidateLicenseDto): Promise<ValidationResultView> {
+  async validate(
+    orgId: string,
+    dto: ValidateLicenseDto,
+    reach: CredentialReach,
+  ): Promise<ValidationResultView> {
     const now = new Date();
     const [license] = await this.licenseByKey([dto.key, orgId]);
-    if (!license) return answer('NOT_FOUND', null, null);
+    if (!license || (reach.kind !== 'organization' && license.id !== reach.license_id)) {
+      return answer('NOT_FOUND', null, null);
+    }
     const status = effectiveStatus(license, now);
     const summary = {
       serial: license.serial,
@@ -65,7 +76,8 @@ export class LicenseValidator {
     };
     const verdict = licenseVerdict(license, dto, now);
     if ('code' in verdict) return answer(verdict.code, summary, null);
-    const [activation] = await this.activationOf([license.id, verdict.activationOf]);
+    const [found] = await this.activationOf([license.id, verdict.activationOf]);
+    const activation = reach.kind === 'machine' && found?.id !== reach.activation_id ? null : found;
     const code = activationCode(activation, dto, now);
     return answer(code, summary, activation ? toActivationView(activation) : null);
   }

@@ -6,14 +6,14 @@ import { validate } from 'class-validator';
 import { DataSource } from 'typeorm';
 import {
   CreateActivationDto,
-  DEFAULT_OFFLINE_ACTIVATION_DAYS,
   MessageView,
-  OfflineActivationDto,
+  OfflineActivationMessage,
   OfflineActivationReply,
   OfflineReleaseDto,
 } from '@licensing/contracts';
 import { DecodedJws, decodeJws, signJws, verifyJwsSignature } from '@licensing/license-format';
 import { DomainError } from '@licensing/shared/errors';
+import { CredentialReach } from '@licensing/shared/logging';
 import { Metrics } from '@licensing/shared/metrics';
 import { SigningKeysService } from '../signing/signing-keys.service';
 import { ActivationEntity } from './activation.entity';
@@ -42,8 +42,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * carries it here; the answer is an activation file signed with the product's key, which the SDK
  * verifies offline with the public key it ships with. The seat is taken by the same code, under
  * the same lock, as an online activation. Freeing it takes a release file signed with the same
- * machine key: only the machine (or whoever holds its key) can give its seat back. An operator can
- * still DELETE the activation.
+ * machine key: only the machine (or whoever holds its key) can give its seat back. An admin key can
+ * still DELETE the activation; no other credential can. The file lives as long as the
+ * organization's checkout TTL (30 days by default), never the license's whole validity, and the
+ * machine renews it with a new request.
  */
 @Injectable()
 export class OfflineActivationsService {
@@ -53,8 +55,14 @@ export class OfflineActivationsService {
     private readonly signingKeys: SigningKeysService,
   ) {}
 
-  async create(orgId: string, dto: OfflineActivationDto): Promise<OfflineActivationReply> {
-    const { claims, jwk } = await readRequest(dto.request);
+  async create(
+    orgId: string,
+    message: OfflineActivationMessage,
+    reach: CredentialReach,
+  ): Promise<OfflineActivationReply> {
+    const { claims, jwk } = await readRequest(message.request);
+    // `valid_days` may shorten the file, never lengthen it past the organization's checkout TTL.
+    const ttlSeconds = Math.min(message.ttl_seconds, (message.valid_days ?? Infinity) * 86_400);
     const reply = await this.dataSource.transaction(async (manager) => {
       const now = new Date();
       const seat: CreateActivationDto = {
@@ -67,9 +75,8 @@ export class OfflineActivationsService {
       const { activation, created, license, product } = await this.activations.takeSeat(
         manager,
         orgId,
-        seat,
+        { dto: seat, reach, offline: { machineKey: jwk.x, ttlSeconds } },
         now,
-        { machineKey: jwk.x, days: dto.valid_days ?? DEFAULT_OFFLINE_ACTIVATION_DAYS },
       );
       const keyPairId = product.keyPairId ?? license.keyPairId;
       // Inside the transaction, as license files are signed: no second pooled connection.
@@ -110,8 +117,11 @@ export class OfflineActivationsService {
     return reply;
   }
 
-  /** Frees the seat of a release signed by the activation's machine key. Releasing twice is a no-op. */
-  release(orgId: string, dto: OfflineReleaseDto): Promise<MessageView> {
+  /**
+   * Frees the seat of a release signed by the activation's machine key. Releasing twice is a no-op,
+   * and so is the release of an activation the credential does not reach.
+   */
+  release(orgId: string, dto: OfflineReleaseDto, reach: CredentialReach): Promise<MessageView> {
     const decoded = decodeFile(dto.release, 'release', RELEASE_TYP);
     const activationId = decoded.payload['activation_id'];
     if (typeof activationId !== 'string' || !UUID.test(activationId)) {
@@ -119,7 +129,10 @@ export class OfflineActivationsService {
     }
     return this.dataSource.transaction(async (manager) => {
       const activation = await manager.findOne(ActivationEntity, {
-        where: { id: activationId, orgId },
+        where:
+          reach.kind === 'organization'
+            ? { id: activationId, orgId }
+            : { id: activationId, orgId, licenseId: reach.license_id },
         lock: { mode: 'pessimistic_write' },
       });
       if (!activation) return { message: `Activation ${activationId} holds no seat: nothing to release` };

@@ -22,3 +22,35 @@ export function ensureFreeSeat(licenseId: string, inUse: number, limit: number):
     throw new DomainError('seat_limit_reached', `License ${licenseId} has all ${limit} seats in use`);
   }
 }
+
+/** The window of the per-license cap on new activations. */
+export const ACTIVATION_WINDOW_MS = 86_400_000;
+
+/**
+ * How many activations a license may be granted in any 24 h, online and air-gapped together: three
+ * times its seats, and at least 10. An honest fleet re-imaging its machines stays far below it; a
+ * loop of activate-and-release meets it at once.
+ */
+export function activationCap(license: Pick<LicenseEntity, 'maxSeats'>): number {
+  return Math.max(10, 3 * license.maxSeats);
+}
+
+/**
+ * Refuses one more activation when `granted` activations were created in the window; the oldest of
+ * them, `oldest`, says when a grant frees up.
+ */
+export function ensureUnderActivationCap(
+  license: Pick<LicenseEntity, 'id' | 'maxSeats'>,
+  granted: number,
+  oldest: Date | null,
+  now: Date,
+): void {
+  const cap = activationCap(license);
+  if (granted < cap) return;
+  const freedAt = (oldest?.getTime() ?? now.getTime()) + ACTIVATION_WINDOW_MS;
+  throw DomainError.rateLimited(
+    `License ${license.id} was activated ${granted} times in 24 h, its cap of ${cap}; ` +
+      'release and re-activation cannot go beyond it',
+    (freedAt - now.getTime()) / 1000,
+  );
+}

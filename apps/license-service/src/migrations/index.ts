@@ -5,6 +5,7 @@ import { AddOfflineActivations1795400000000 } from './1795400000000-AddOfflineAc
 import { AddRevocationLists1795500000000 } from './1795500000000-AddRevocationLists';
 import { AddOutboxTraceContext1796000000000 } from './1796000000000-AddOutboxTraceContext';
 import { DropLicensesProductIndex1798000000000 } from './1798000000000-DropLicensesProductIndex';
+import { AddCredentials1799000000000 } from './1799000000000-AddCredentials';
 
 /** In order of application; the timestamp in each name is when it was generated. */
 export const LICENSE_MIGRATIONS = [
@@ -15,4 +16,5 @@ export const LICENSE_MIGRATIONS = [
   AddRevocationLists1795500000000,
   AddOutboxTraceContext1796000000000,
   DropLicensesProductIndex1798000000000,
+  AddCredentials1799000000000,
 ];

@@ -7,7 +7,8 @@ import {
   SyncResultView,
 } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
-import { BusController, BusData, BusOrg, Handles } from '@licensing/shared/messaging';
+import { CredentialReach } from '@licensing/shared/logging';
+import { BusController, BusData, BusOrg, BusReach, Handles } from '@licensing/shared/messaging';
 import { SerialStatusCache } from '@licensing/shared/serial-cache';
 import { RevocationService } from './revocation.service';
 
@@ -24,8 +25,12 @@ export class RevocationController {
   }
 
   @Handles(Messages.revocation.sync)
-  sync(@BusOrg() orgId: string, @BusData() dto: SyncReportDto): Promise<SyncResultView> {
-    return this.revocation.sync(orgId, dto);
+  sync(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() dto: SyncReportDto,
+  ): Promise<SyncResultView> {
+    return this.revocation.sync(orgId, dto, reach);
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   syncReportSubject,
 } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
+import { CredentialReach } from '@licensing/shared/logging';
 import { BusClient } from '@licensing/shared/messaging';
 import { Metrics } from '@licensing/shared/metrics';
 import { SerialStatusesService } from './serial-statuses.service';
@@ -53,11 +54,13 @@ export class RevocationService {
 
   /**
    * Answers only once JetStream has stored the report: a 200 means the report will reach analytics.
-   * The client's report_id is the Nats-Msg-Id, so a retried report is stored once.
+   * The client's report_id is the Nats-Msg-Id, so a retried report is stored once. A license token
+   * reports for its own serial only, a machine token for its own machine: anything else is answered
+   * `not_found` and not stored, as another organization's serial is.
    */
-  async sync(orgId: string, dto: SyncReportDto): Promise<SyncResultView> {
+  async sync(orgId: string, dto: SyncReportDto, reach: CredentialReach): Promise<SyncResultView> {
     const serial = dto.license_serial;
-    const entry = ownEntry((await this.statuses.lookup([serial])).get(serial), orgId);
+    const entry = reachableEntry(ownEntry((await this.statuses.lookup([serial])).get(serial), orgId), dto, reach);
     const now = new Date();
     const serverTime = now.toISOString();
     if (!entry) return { status: 'not_found', message: SYNC_MESSAGES.not_found, server_time: serverTime };
@@ -78,7 +81,8 @@ export class RevocationService {
       license_id: entry.license_id,
       product_id: entry.product_id,
       serial,
-      hardware_fingerprint: dto.hardware_fingerprint ?? null,
+      // A machine token reports for its own machine, named or not.
+      hardware_fingerprint: dto.hardware_fingerprint ?? (reach.kind === 'machine' ? reach.fingerprint : null),
       app_version: dto.app_version ?? null,
       features_used: dto.features_used ?? [],
       seats_in_use: seats,
@@ -99,6 +103,20 @@ export class RevocationService {
 /** Another organization's serial is answered exactly like an unknown one. */
 function ownEntry(entry: SerialStatus | undefined, orgId: string): SerialStatus | undefined {
   return entry !== undefined && entry.org_id === orgId ? entry : undefined;
+}
+
+/** The entry, if the credential reaches it: its license for a license token, its machine for a machine token. */
+function reachableEntry(
+  entry: SerialStatus | undefined,
+  dto: SyncReportDto,
+  reach: CredentialReach,
+): SerialStatus | undefined {
+  if (entry === undefined || reach.kind === 'organization') return entry;
+  if (entry.license_id !== reach.license_id) return undefined;
+  if (reach.kind === 'machine' && dto.hardware_fingerprint !== undefined) {
+    return dto.hardware_fingerprint === reach.fingerprint ? entry : undefined;
+  }
+  return entry;
 }
 
 function statusAt(entry: SerialStatus, now: Date): LicenseStatus {

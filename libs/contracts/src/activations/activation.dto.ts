@@ -125,9 +125,21 @@ export class ValidationResultView {
   @ApiProperty({ type: ActivationView, nullable: true }) activation!: ActivationView | null;
 }
 
+/** An activation as `POST /activations` answers it: with a machine token when a license token asked. */
+export class CreatedActivationView extends ActivationView {
+  @ApiPropertyOptional({
+    description:
+      'Only when the request was made with a license token: a machine token (`mt_…`, shown only in ' +
+      'this answer) that acts on this activation alone and dies with it',
+  })
+  machine_token?: string;
+}
+
 /** The license service's answer to an activation: the seat, and whether it is new (201) or held already (200). */
 export interface ActivationCreatedReply {
   activation: ActivationView;
+  /** Issued when a license token asked for the seat. */
+  machine_token?: string;
   /** False when the machine already held a seat: the same activation is answered again. */
   created: boolean;
 }
@@ -151,7 +163,9 @@ export class OfflineActivationDto {
     minimum: 1,
     maximum: MAX_OFFLINE_ACTIVATION_DAYS,
     default: DEFAULT_OFFLINE_ACTIVATION_DAYS,
-    description: "How long the activation file is valid (never past the license's valid_until)",
+    description:
+      "How long the activation file is valid: never longer than the organization's checkout TTL " +
+      "(30 days by default) nor past the license's valid_until",
   })
   @Optional()
   @IsInt()
@@ -169,6 +183,13 @@ export class OfflineActivationView {
   })
   activation_file!: string;
   @ApiProperty({ format: 'date-time' }) expires_at!: string;
+}
+
+/** What the gateway sends the license service: the request, and the organization's checkout TTL. */
+export class OfflineActivationMessage extends OfflineActivationDto {
+  @IsInt()
+  @Min(1)
+  ttl_seconds!: number;
 }
 
 /** The license service's answer: the file, and whether the seat is new (201) or held already (200). */

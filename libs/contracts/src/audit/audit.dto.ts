@@ -22,6 +22,8 @@ export const AUDIT_RESOURCE_TYPES = [
   'license',
   'activation',
   'api_key',
+  'license_token',
+  'organization',
   'webhook',
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];

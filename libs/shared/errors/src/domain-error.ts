@@ -12,6 +12,8 @@ export interface SerializedError {
   status: number;
   message: string;
   errors?: FieldError[];
+  /** A `429`'s wait, in whole seconds: the gateway's `Retry-After`. */
+  retry_after?: number;
 }
 
 /**
@@ -20,6 +22,8 @@ export interface SerializedError {
  */
 export class DomainError extends Error {
   readonly status: number;
+  /** For `rate_limited`: how long to wait, in whole seconds (the gateway's `Retry-After`). */
+  retryAfterSeconds?: number;
 
   constructor(
     readonly code: ErrorCode,
@@ -37,7 +41,15 @@ export class DomainError extends Error {
       status: this.status,
       message: this.message,
       ...(this.errors ? { errors: this.errors } : {}),
+      ...(this.retryAfterSeconds !== undefined ? { retry_after: this.retryAfterSeconds } : {}),
     };
+  }
+
+  /** A `429` that says when to come back. */
+  static rateLimited(message: string, retryAfterSeconds: number): DomainError {
+    const error = new DomainError('rate_limited', message);
+    error.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
+    return error;
   }
 
   static notFound(resource: string, id?: string): DomainError {
@@ -68,7 +80,11 @@ export function isSerializedError(value: unknown): value is SerializedError {
  */
 export function toDomainError(value: unknown): DomainError | undefined {
   if (value instanceof DomainError) return value;
-  if (isSerializedError(value)) return new DomainError(value.code, value.message, value.errors);
+  if (isSerializedError(value)) {
+    const error = new DomainError(value.code, value.message, value.errors);
+    if (typeof value.retry_after === 'number') error.retryAfterSeconds = value.retry_after;
+    return error;
+  }
   if (isConnectionLost(value)) {
     return new DomainError('unavailable', 'The database connection was lost; retry the request');
   }

@@ -6,6 +6,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   conflict: 409,
   seat_limit_reached: 409,
+  offline_activation: 409,
   payload_too_large: 413,
   license_not_active: 422,
   fingerprint_mismatch: 422,

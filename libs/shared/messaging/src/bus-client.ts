@@ -170,6 +170,7 @@ export class BusClient implements OnApplicationShutdown {
         org_id: current?.org_id,
         actor: current?.actor,
         ip: current?.ip,
+        reach: current?.reach,
       },
       data,
     };

@@ -15,7 +15,7 @@ import { MessagePattern, NatsContext, Payload } from '@nestjs/microservices';
 import { MessageDefinition } from '@licensing/contracts';
 import { Observable, throwError } from 'rxjs';
 import { DomainError, createValidationPipe } from '@licensing/shared/errors';
-import { requestContext } from '@licensing/shared/logging';
+import { CredentialReach, requestContext } from '@licensing/shared/logging';
 import { toBusError } from './direct-dispatch';
 import { BusEnvelope, contextOfEnvelope } from './envelope';
 
@@ -72,6 +72,19 @@ export const BusOrg = (): ParameterDecorator =>
       if (!ctx?.org_id) throw new DomainError('internal', 'Bus request carries no organization');
       return ctx.org_id;
     },
+  });
+
+/** A request made without a credential (a sweep, another service): the organization, not as admin. */
+const NO_CREDENTIAL: CredentialReach = { kind: 'organization', admin: false };
+
+/**
+ * What the caller's credential reaches: the whole organization for an API key, one license for a
+ * license token, one activation for a machine token. Handlers answer anything outside it exactly as
+ * they answer another organization's resources.
+ */
+export const BusReach = (): ParameterDecorator =>
+  Payload('ctx', {
+    transform: (ctx: BusEnvelope['ctx'] | undefined): CredentialReach => ctx?.reach ?? NO_CREDENTIAL,
   });
 
 /**

@@ -52,7 +52,7 @@ interface ParamSpec {
  * without Nest's RPC pipeline (its router, rxjs streams, interceptor and filter contexts cost as much
  * CPU as the work of a hot handler; bench/README.md). Each does what `BusController()` declares,
  * with the same functions: the caller's request context around the call, the parameters read from
- * the envelope through their own pipes (`@BusData()`'s validation pipe, `@BusOrg()`), and a failure
+ * the envelope through their own pipes (`@BusData()`'s validation pipe, `@BusOrg()`, `@BusReach()`), and a failure
  * answered as `toBusError` makes it. A handler whose parameters are anything else fails the boot.
  */
 export function directHandlers(app: INestApplication): Map<string, DirectHandler> {
@@ -159,7 +159,7 @@ function paramsOf(controller: Type, key: string): ParamSpec[] {
   return Object.entries(metadata).map(([slot, { index, data, pipes = [] }]) => {
     if (!slot.startsWith(`${RpcParamtype.PAYLOAD}:`) || (data !== 'data' && data !== 'ctx')) {
       throw new Error(
-        `${controller.name}.${key}: a bus handler takes only @BusOrg() and @BusData() parameters`,
+        `${controller.name}.${key}: a bus handler takes only @BusOrg(), @BusReach() and @BusData() parameters`,
       );
     }
     return { index, member: data, pipes, metatype: types[index] };

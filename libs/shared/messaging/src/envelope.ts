@@ -1,4 +1,4 @@
-import { RequestActor, RequestContext } from '@licensing/shared/logging';
+import { CredentialReach, RequestActor, RequestContext } from '@licensing/shared/logging';
 
 /** Every request on the bus: the caller's context beside the payload, which keeps its own shape. */
 export interface BusContext {
@@ -8,6 +8,8 @@ export interface BusContext {
   /** The API key the request was made with, and the client's address: what audit entries record. */
   actor?: RequestActor;
   ip?: string;
+  /** What the caller's credential reaches (absent: the whole organization, as an operator). */
+  reach?: CredentialReach;
 }
 
 export interface BusEnvelope<T = unknown> {
@@ -27,5 +29,6 @@ export function contextOfEnvelope(
     subject,
     actor: ctx?.actor,
     ip: ctx?.ip,
+    reach: ctx?.reach,
   };
 }
