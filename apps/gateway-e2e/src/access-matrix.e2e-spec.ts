@@ -44,6 +44,8 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'GET /products/{id}/public-key': ['admin', 'read', 'client'],
   'GET /products/{id}/revocation-list': ['admin', 'read', 'client'],
   'GET /organizations/current/response-keys': ['admin', 'read', 'client'],
+  'GET /organizations/current': ['admin', 'read'],
+  'PATCH /organizations/current': ['admin'],
 
   'GET /licenses': ['admin', 'read'],
   'POST /licenses': ['admin'],
@@ -52,6 +54,9 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'DELETE /licenses/{id}': ['admin'],
   'GET /licenses/{id}/download': ['admin', 'read'],
   'GET /licenses/{id}/usage': ['admin', 'read'],
+  'POST /licenses/{id}/tokens': ['admin'],
+  'GET /licenses/{id}/tokens': ['admin', 'read'],
+  'DELETE /license-tokens/{id}': ['admin'],
   'POST /licenses/verify': ['admin', 'read', 'client'],
   'POST /licenses/check-revocation': ['admin', 'read', 'client'],
   'POST /licenses/sync': ['admin', 'client'],
@@ -108,6 +113,7 @@ interface Resources {
   apiKey(): Promise<any>;
   activation(): Promise<any>;
   webhook(): Promise<any>;
+  licenseToken(): Promise<any>;
   /** Org A's admin, for the setup a request needs. */
   admin(): ApiClient;
   /** New resources may be made: false for calls that must change nothing. */
@@ -122,6 +128,7 @@ interface World {
   activation: any;
   apiKey: any;
   webhook: any;
+  licenseToken: any;
   /** A delivery of `webhook` (its test event). */
   delivery: { id: string };
   range: string;
@@ -148,6 +155,11 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   'GET /products/{id}/public-key': async (w) => ({ path: `/products/${w.product.id}/public-key` }),
   'GET /products/{id}/revocation-list': async (w) => ({ path: `/products/${w.product.id}/revocation-list` }),
   'GET /organizations/current/response-keys': async () => ({ path: '/organizations/current/response-keys' }),
+  'GET /organizations/current': async () => ({ path: '/organizations/current' }),
+  'PATCH /organizations/current': async () => ({
+    path: '/organizations/current',
+    body: { checkout_ttl_seconds: 2_592_000 },
+  }),
 
   'GET /licenses': async (w) => ({ path: `/licenses?product_id=${w.product.id}` }),
   'POST /licenses': async (w) => ({ path: '/licenses', body: { product_id: w.product.id } }),
@@ -159,6 +171,14 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   'DELETE /licenses/{id}': async (_w, r) => ({ path: `/licenses/${(await r.license()).id}` }),
   'GET /licenses/{id}/download': async (w) => ({ path: `/licenses/${w.license.id}/download` }),
   'GET /licenses/{id}/usage': async (w) => ({ path: `/licenses/${w.license.id}/usage` }),
+  'POST /licenses/{id}/tokens': async (w) => ({
+    path: `/licenses/${w.license.id}/tokens`,
+    body: { name: 'matrix' },
+  }),
+  'GET /licenses/{id}/tokens': async (w) => ({ path: `/licenses/${w.license.id}/tokens` }),
+  'DELETE /license-tokens/{id}': async (_w, r) => ({
+    path: `/license-tokens/${(await r.licenseToken()).id}`,
+  }),
   'POST /licenses/verify': async (w) => ({
     path: '/licenses/verify',
     body: { license_blob: w.license.license_blob, product_id: w.product.id },
@@ -293,6 +313,10 @@ const TENANCY: Record<RouteKey, Tenancy> = {
   'GET /organizations/current/response-keys': {
     none: "names the caller's own organization (`current`), never another's",
   },
+  'GET /organizations/current': { none: "names the caller's own organization (`current`), never another's" },
+  'PATCH /organizations/current': {
+    none: "names the caller's own organization (`current`), never another's",
+  },
 
   'GET /licenses': {
     call: (w) => ({ method: 'GET', path: `/licenses?product_id=${w.product.id}` }),
@@ -324,6 +348,18 @@ const TENANCY: Record<RouteKey, Tenancy> = {
   },
   'GET /licenses/{id}/usage': {
     call: (w) => ({ method: 'GET', path: `/licenses/${w.license.id}/usage` }),
+    expect: notFound,
+  },
+  'POST /licenses/{id}/tokens': {
+    call: (w) => ({ method: 'POST', path: `/licenses/${w.license.id}/tokens`, body: { name: 'stolen' } }),
+    expect: notFound,
+  },
+  'GET /licenses/{id}/tokens': {
+    call: (w) => ({ method: 'GET', path: `/licenses/${w.license.id}/tokens` }),
+    expect: notFound,
+  },
+  'DELETE /license-tokens/{id}': {
+    call: (w) => ({ method: 'DELETE', path: `/license-tokens/${w.licenseToken.id}` }),
     expect: notFound,
   },
   'POST /licenses/verify': {
@@ -542,6 +578,11 @@ describe('access matrices over every route the gateway serves', () => {
       expect(created.status).toBe(201);
       return created.body;
     },
+    licenseToken: async () => {
+      const created = await orgA.api.post(`/api/v1/licenses/${world.license.id}/tokens`, {});
+      expect(created.status).toBe(201);
+      return created.body;
+    },
     admin: () => orgA.api,
     fresh: true,
   };
@@ -553,6 +594,7 @@ describe('access matrices over every route the gateway serves', () => {
     apiKey: async () => world.apiKey,
     activation: async () => world.activation,
     webhook: async () => world.webhook,
+    licenseToken: async () => world.licenseToken,
     admin: () => orgA.api,
     fresh: false,
   };
@@ -572,6 +614,8 @@ describe('access matrices over every route the gateway serves', () => {
       `/api/v1/licenses/${world.license.id}`,
       `/api/v1/key-pairs/${world.keyPair.id}`,
       `/api/v1/licenses/${world.license.id}/usage`,
+      `/api/v1/licenses/${world.license.id}/tokens?per_page=100`,
+      '/api/v1/organizations/current',
       `/api/v1/analytics/usage?${world.range}`,
       `/api/v1/analytics/features?${world.range}`,
       `/api/v1/analytics/versions?${world.range}`,
@@ -624,6 +668,8 @@ describe('access matrices over every route the gateway serves', () => {
     expect(webhook.status).toBe(201);
     const delivery = await orgA.api.post(`/api/v1/webhooks/${webhook.body.id}/test`);
     expect(delivery.status).toBe(202);
+    const licenseToken = await orgA.api.post(`/api/v1/licenses/${license.id}/tokens`, { name: 'matrix' });
+    expect(licenseToken.status).toBe(201);
     world = {
       keyPair,
       product,
@@ -631,6 +677,7 @@ describe('access matrices over every route the gateway serves', () => {
       activation: activation.body,
       apiKey: read.key,
       webhook: webhook.body,
+      licenseToken: licenseToken.body,
       delivery: { id: delivery.body.delivery_id },
       range: `from=${new Date(Date.now() - day).toISOString()}&to=${new Date(Date.now() + day).toISOString()}`,
     };

@@ -63,7 +63,7 @@ export class ActivationsController {
     description: 'This fingerprint already held a seat: the same activation',
   })
   @ApiProblems(
-    ['not_found', 'the license does not exist in the organization (or is not the token\'s)'],
+    ['not_found', "the license does not exist in the organization (or is not the token's)"],
     ['seat_limit_reached', 'every seat of the license is taken'],
     ['license_not_active', 'the license is revoked, suspended or expired'],
     ['fingerprint_mismatch', "the license is bound to another machine's fingerprint"],

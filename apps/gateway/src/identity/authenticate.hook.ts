@@ -25,7 +25,10 @@ export function bearerKeyOf(header: string | undefined): string | undefined {
 }
 
 /** Resolves the request's credential into `request.auth`, or throws the `401`. */
-export async function authenticate(request: FastifyRequest, { apiKeys, tokens }: Authenticators): Promise<void> {
+export async function authenticate(
+  request: FastifyRequest,
+  { apiKeys, tokens }: Authenticators,
+): Promise<void> {
   if (isPublicPath(request.url)) return;
   const key = bearerKeyOf(request.headers.authorization);
   if (!key) {

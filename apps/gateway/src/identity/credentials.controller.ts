@@ -58,12 +58,16 @@ export class LicenseTokensController {
   @Operation({
     id: 'listLicenseTokens',
     summary: "List a license's tokens",
-    description: "The license's tokens that are not revoked, newest first: names and prefixes, never a token.",
+    description:
+      "The license's tokens that are not revoked, newest first: names and prefixes, never a token.",
   })
   @AllowScopes('read')
   @Answers(Messages.credential.listLicenseTokens)
   @ApiProblems(['not_found', 'the license does not exist in the organization'])
-  list(@Param('id', uuidParam) licenseId: string, @Query() query: PageQueryDto): Promise<LicenseTokenListView> {
+  list(
+    @Param('id', uuidParam) licenseId: string,
+    @Query() query: PageQueryDto,
+  ): Promise<LicenseTokenListView> {
     return this.bus.send(Messages.credential.listLicenseTokens, { ...query, license_id: licenseId });
   }
 
@@ -71,7 +75,8 @@ export class LicenseTokensController {
   @Operation({
     id: 'revokeLicenseToken',
     summary: 'Revoke a license token',
-    description: 'Revokes the token at once, on every gateway. Machine tokens it obtained keep working until their activations end.',
+    description:
+      'Revokes the token at once, on every gateway. Machine tokens it obtained keep working until their activations end.',
   })
   @HttpCode(200)
   @Answers(Messages.credential.revokeLicenseToken)

@@ -67,7 +67,10 @@ export class ScopesGuard implements CanActivate {
  * scopes (`403`), the license or product its path names (`404` outside a token's reach), and the
  * organization's switch for client keys (`403`).
  */
-export async function authorize(request: FastifyRequest, organizations: OrganizationLimitsService): Promise<void> {
+export async function authorize(
+  request: FastifyRequest,
+  organizations: OrganizationLimitsService,
+): Promise<void> {
   const config = request.routeOptions.config;
   const auth = request.auth;
   assertScopes(auth, config?.allowed_scopes);
@@ -111,5 +114,7 @@ function assertReach(
 function closedToClientKeys(auth: AuthContext, when: 'always' | 'with_fingerprint', body: unknown): boolean {
   if (auth.reach.kind !== 'organization' || auth.scopes.includes('admin')) return false;
   if (when === 'always') return true;
-  return typeof body === 'object' && body !== null && (body as { fingerprint?: unknown }).fingerprint !== undefined;
+  return (
+    typeof body === 'object' && body !== null && (body as { fingerprint?: unknown }).fingerprint !== undefined
+  );
 }

@@ -30,7 +30,7 @@ export class LicenseEventsController {
       'the stream keeps, a `reset` event says to re-check with check-revocation). The first event, ' +
       '`ready`, carries the current position as its id. A comment line is sent every ' +
       `${HEARTBEAT_MS / 1000} s; the server ends a stream after about an hour and on shutdown, and the ` +
-      "client reconnects with its `Last-Event-ID`. A license token follows its own serial only; " +
+      'client reconnects with its `Last-Event-ID`. A license token follows its own serial only; ' +
       "another serial is accepted and never produces an event, as another organization's.",
   })
   @AllowScopes('read', 'client', 'license')

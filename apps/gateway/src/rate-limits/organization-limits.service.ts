@@ -107,7 +107,10 @@ export class OrganizationLimitsService {
     const policy: OrganizationPolicy = {
       limits: effectiveLimits(this.defaults.limits, row?.rateLimits),
       settings: row
-        ? { clientKeysLicenseActions: row.clientKeysLicenseActions, checkoutTtlSeconds: row.checkoutTtlSeconds }
+        ? {
+            clientKeysLicenseActions: row.clientKeysLicenseActions,
+            checkoutTtlSeconds: row.checkoutTtlSeconds,
+          }
         : this.defaults.settings,
     };
     if (this.config.API_KEY_CACHE_TTL_MS > 0) {

@@ -155,9 +155,7 @@ export class CredentialsService {
   }
 
   private async ownLicense(orgId: string, licenseId: string): Promise<void> {
-    const exists = await this.dataSource
-      .getRepository(LicenseEntity)
-      .existsBy({ id: licenseId, orgId });
+    const exists = await this.dataSource.getRepository(LicenseEntity).existsBy({ id: licenseId, orgId });
     if (!exists) throw DomainError.notFound('License', licenseId);
   }
 }

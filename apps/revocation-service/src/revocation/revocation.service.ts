@@ -60,7 +60,11 @@ export class RevocationService {
    */
   async sync(orgId: string, dto: SyncReportDto, reach: CredentialReach): Promise<SyncResultView> {
     const serial = dto.license_serial;
-    const entry = reachableEntry(ownEntry((await this.statuses.lookup([serial])).get(serial), orgId), dto, reach);
+    const entry = reachableEntry(
+      ownEntry((await this.statuses.lookup([serial])).get(serial), orgId),
+      dto,
+      reach,
+    );
     const now = new Date();
     const serverTime = now.toISOString();
     if (!entry) return { status: 'not_found', message: SYNC_MESSAGES.not_found, server_time: serverTime };
