@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
 import { createActivationRelease, createActivationRequest } from '@licensing/license-verifier';
 import { ApiClient, ApiResponse, waitFor } from '@licensing/shared/testing';
 import { loadGatewayConfig, startGateway } from '@licensing/app/gateway';
-import { apiKeyWithScopes, createLicense, productWithKeyPair } from './support/fixtures';
+import { apiKeyWithScopes, createLicense, productWithKeyPair, sql } from './support/fixtures';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 
 /**
@@ -99,6 +99,10 @@ describe('credentials that reach one license', () => {
       const listed = await org.api.get(`/api/v1/licenses/${license.id}/tokens`);
       expect(listed.body).toEqual({ license_tokens: [{ ...view, token: undefined }], total: 1 });
       expect(listed.text).not.toContain(view.token);
+      // Only the token's SHA-256 is stored.
+      const stored = await sql(`SELECT * FROM license.license_tokens WHERE id = $1`, [view.id]);
+      expect(stored[0].token_hash).toBe(createHash('sha256').update(view.token).digest('hex'));
+      expect(JSON.stringify(stored)).not.toContain(view.token);
 
       expect((await api.post('/api/v1/licenses/validate', { key: license.serial })).body.code).toBe('VALID');
       expect((await org.api.delete(`/api/v1/license-tokens/${view.id}`)).status).toBe(200);
@@ -258,6 +262,8 @@ describe('credentials that reach one license', () => {
       const second = await api.post('/api/v1/activations', { license_id: license.id, fingerprint: 'fp-2' });
       expect([first.status, second.status]).toEqual([201, 201]);
       expect(first.body.machine_token).toMatch(/^mt_[A-Za-z0-9_-]{43}$/);
+      const [stored] = await sql(`SELECT token_hash FROM license.activations WHERE id = $1`, [first.body.id]);
+      expect(stored.token_hash).toBe(createHash('sha256').update(first.body.machine_token).digest('hex'));
       const machine = org.api.withKey(first.body.machine_token as string);
 
       expect((await machine.post(`/api/v1/activations/${first.body.id}/heartbeat`)).status).toBe(200);
@@ -283,6 +289,25 @@ describe('credentials that reach one license', () => {
       expect((await machine.delete(`/api/v1/activations/${first.body.id}`)).status).toBe(200);
       expect((await validate('fp-1')).status).toBe(401);
       expect((await sync({})).status).toBe(401);
+    });
+
+    it('dies when its activation lapses and is swept, on the one route that does not read the activation too', async () => {
+      const { product } = await productWithKeyPair(org.api, { activation_heartbeat_interval: 1 });
+      const license = await createLicense(org.api, { product_id: product.id, max_seats: 2 });
+      const { api } = await tokenOf(license.id);
+      const activated = await api.post('/api/v1/activations', {
+        license_id: license.id,
+        fingerprint: 'fp-l',
+      });
+      const machine = org.api.withKey(activated.body.machine_token as string);
+      expect((await machine.post('/api/v1/licenses/sync', { license_serial: license.serial })).status).toBe(
+        200,
+      );
+      await waitFor(
+        async () =>
+          (await machine.post('/api/v1/licenses/sync', { license_serial: license.serial })).status === 401,
+        { what: 'the swept activation to take its machine token with it', timeoutMs: 10_000 },
+      );
     });
 
     it('is replaced by a new one when the machine activates again; the old one stops working', async () => {

@@ -84,7 +84,7 @@ export interface paths {
          * Get a product's public key
          * @description The PEM public key of the product's key pair, which verifies its license files offline, with the algorithm and the key pair id (a license header's `kid`). Ship it with the application.
          *
-         *     **Who may call it:** an API key with scope `admin` or `read` or `client`.
+         *     **Who may call it:** an API key with scope `admin` or `read` or `client` or `license`.
          *
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `422 key_pair_missing`, `429 rate_limited`, `503 unavailable`.
          */
@@ -164,9 +164,9 @@ export interface paths {
         put?: never;
         /**
          * Validate a license key on a machine
-         * @description Answers whether this machine may run: by serial (`key`), and when `fingerprint` is given, by its activation. `code` is the first that applies of `NOT_FOUND`, `REVOKED`, `SUSPENDED`, `EXPIRED`, then with a fingerprint `FINGERPRINT_MISMATCH`, `NO_ACTIVATION`, `HEARTBEAT_DEAD`, `COMPONENTS_MISMATCH`; otherwise `VALID`, the only code with `valid: true`.
+         * @description Answers whether this machine may run: by serial (`key`), and when `fingerprint` is given, by its activation. `code` is the first that applies of `NOT_FOUND`, `REVOKED`, `SUSPENDED`, `EXPIRED`, then with a fingerprint `FINGERPRINT_MISMATCH`, `NO_ACTIVATION`, `HEARTBEAT_DEAD`, `COMPONENTS_MISMATCH`; otherwise `VALID`, the only code with `valid: true`. A license token sees only its own license (any other key is `NOT_FOUND`); a machine token only its own machine's activation.
          *
-         *     **Who may call it:** an API key with scope `admin` or `client`.
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license` or `machine`.
          *
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `413 payload_too_large`, `429 rate_limited`, `503 unavailable`.
          */
@@ -188,7 +188,7 @@ export interface paths {
          * Get a license
          * @description One license of the organization, with its `license_blob` and its effective status.
          *
-         *     **Who may call it:** an API key with scope `admin` or `read`.
+         *     **Who may call it:** an API key with scope `admin` or `read` or `license`.
          *
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
          */
@@ -228,7 +228,7 @@ export interface paths {
          * Download a license file
          * @description The `.lic` file itself (the compact JWS, as bytes), as an attachment named `<SERIAL>.lic`.
          *
-         *     **Who may call it:** an API key with scope `admin` or `read`.
+         *     **Who may call it:** an API key with scope `admin` or `read` or `license`.
          *
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
          */
@@ -340,9 +340,9 @@ export interface paths {
         put?: never;
         /**
          * Report usage and get the status
-         * @description An application's periodic report (machine, version, features used, seats in use), answered with the license's current status. A `200` means the report is stored durably and will be counted by analytics exactly once; send the same `report_id` when retrying. More seats in use than the license has are accepted, counted and flagged in `message`.
+         * @description An application's periodic report (machine, version, features used, seats in use), answered with the license's current status. A `200` means the report is stored durably and will be counted by analytics exactly once; send the same `report_id` when retrying. More seats in use than the license has are accepted, counted and flagged in `message`. A license token reports for its own serial only, a machine token for its own machine: anything else is `not_found` and is not counted.
          *
-         *     **Who may call it:** an API key with scope `admin` or `client`.
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license` or `machine`.
          *
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `413 payload_too_large`, `429 rate_limited`, `503 unavailable`.
          */
@@ -364,7 +364,7 @@ export interface paths {
          * Get a product's signed revocation list
          * @description Every license of the product that is not active (revoked, suspended, expired) as a compact JWS signed with the product's key pair (`typ: licensing-revocation-list+jwt`, `kid`: the key pair id), for applications that are rarely online: they verify it offline with the public key they ship with. `version` grows with every revoke, suspend, reinstate and expiry of a license of the product; a revocation is in the list as soon as its `DELETE` has returned. With `since`, the answer is a signed delta from that version (`typ: licensing-revocation-delta+jwt`): entries added or changed, and serials `removed`. The `ETag` is the version: `If-None-Match` with the current one answers `304`. Answers may be cached by shared caches (`Cache-Control: public`, `Vary: Authorization`).
          *
-         *     **Who may call it:** an API key with scope `admin` or `read` or `client`.
+         *     **Who may call it:** an API key with scope `admin` or `read` or `client` or `license`.
          *
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `422 key_pair_missing`, `429 rate_limited`, `503 unavailable`.
          */
@@ -386,9 +386,9 @@ export interface paths {
         };
         /**
          * Follow serials (Server-Sent Events)
-         * @description A `text/event-stream` that pushes, within about a second, every `license.revoked`, `license.suspended`, `license.reinstated` and `license.expired` of the listed serials of the caller's organization (1 to 100, comma-separated). A serial of another organization, or of none, is accepted and never produces an event. Each event's `id` is its position in the event stream; reconnecting with `Last-Event-ID` delivers what was missed (up to 5000 of the organization's license events; beyond that, or older than the stream keeps, a `reset` event says to re-check with check-revocation). The first event, `ready`, carries the current position as its id. A comment line is sent every 20 s; the server ends a stream after about an hour and on shutdown, and the client reconnects with its `Last-Event-ID`.
+         * @description A `text/event-stream` that pushes, within about a second, every `license.revoked`, `license.suspended`, `license.reinstated` and `license.expired` of the listed serials of the caller's organization (1 to 100, comma-separated). A serial of another organization, or of none, is accepted and never produces an event. Each event's `id` is its position in the event stream; reconnecting with `Last-Event-ID` delivers what was missed (up to 5000 of the organization's license events; beyond that, or older than the stream keeps, a `reset` event says to re-check with check-revocation). The first event, `ready`, carries the current position as its id. A comment line is sent every 20 s; the server ends a stream after about an hour and on shutdown, and the client reconnects with its `Last-Event-ID`. A license token follows its own serial only; another serial is accepted and never produces an event, as another organization's.
          *
-         *     **Who may call it:** an API key with scope `admin` or `read` or `client`.
+         *     **Who may call it:** an API key with scope `admin` or `read` or `client` or `license`.
          *
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `429 rate_limited`, `503 unavailable`.
          */
@@ -410,9 +410,9 @@ export interface paths {
         };
         /**
          * List activations
-         * @description The organization's activations, newest first, a page at a time, optionally of one license, by id (`license_id`) or by serial (`license_key`); an unknown one, or two naming different licenses, give an empty list. Lapsed activations are listed until the sweeper removes them, within about a second.
+         * @description The organization's activations, newest first, a page at a time, optionally of one license, by id (`license_id`) or by serial (`license_key`); an unknown one, or two naming different licenses, give an empty list. Lapsed activations are listed until the sweeper removes them, within about a second. A license token lists its own license's only.
          *
-         *     **Who may call it:** an API key with scope `admin` or `read`.
+         *     **Who may call it:** an API key with scope `admin` or `read` or `license`.
          *
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `429 rate_limited`, `503 unavailable`.
          */
@@ -420,9 +420,9 @@ export interface paths {
         put?: never;
         /**
          * Activate a machine (take a seat)
-         * @description Gives the machine `fingerprint` a seat of the license named by `license_id` or by its serial (`license_key`). `201` with a new activation; `200` with the existing one when this fingerprint already holds a seat. Seats are the license's `max_seats`, capped by the product's `max_concurrent_activations`, and hold under concurrency. When the product has an `activation_heartbeat_interval`, the seat lapses at `expires_at` unless heartbeats keep it. Also limited per license (60 requests an hour by default). Publishes `activation.created`.
+         * @description Gives the machine `fingerprint` a seat of the license named by `license_id` or by its serial (`license_key`). `201` with a new activation; `200` with the existing one when this fingerprint already holds a seat. Seats are the license's `max_seats`, capped by the product's `max_concurrent_activations`, and hold under concurrency. When the product has an `activation_heartbeat_interval`, the seat lapses at `expires_at` unless heartbeats keep it. A license is granted at most `3 × max_seats` (at least 10) new activations in any 24 h, online and air-gapped together (`429` with `Retry-After` beyond). Made with a license token, the answer carries a `machine_token` for this activation (a new one each time; the previous one stops working). Binding a `node_locked` license (its first activation) needs its license token or an admin key. Publishes `activation.created`.
          *
-         *     **Who may call it:** an API key with scope `admin` or `client`.
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license`.
          *
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 seat_limit_reached`, `409 conflict`, `413 payload_too_large`, `422 license_not_active`, `422 fingerprint_mismatch`, `429 rate_limited`, `503 unavailable`.
          */
@@ -444,9 +444,9 @@ export interface paths {
         put?: never;
         /**
          * Activate an air-gapped machine (take a seat)
-         * @description Takes the activation request file an air-gapped machine wrote (`createActivationRequest()` of the SDK: the license, the machine's fingerprint and components, a nonce and the machine's own Ed25519 public key, signed with that key) and answers a signed activation file (compact JWS, `typ` `activation+jwt`, signed with the product's key) that binds the license to that fingerprint until `expires_at` (`valid_days`, 90 by default, never past the license). The seat counts like an online activation, under the same limit and lock, and lapses at `expires_at`. `201` for a new seat; `200` when the machine already holds it under the same key (the seat is renewed). Publishes `activation.created`.
+         * @description Takes the activation request file an air-gapped machine wrote (`createActivationRequest()` of the SDK: the license, the machine's fingerprint and components, a nonce and the machine's own Ed25519 public key, signed with that key) and answers a signed activation file (compact JWS, `typ` `activation+jwt`, signed with the product's key) that binds the license to that fingerprint until `expires_at`: the organization's checkout TTL (30 days by default; `valid_days` may shorten it), never past the license. The machine renews it with a new request before then. The seat counts like an online activation, under the same limits and lock, and lapses at `expires_at`. `201` for a new seat; `200` when the machine already holds it under the same key (the seat is renewed). Publishes `activation.created`.
          *
-         *     **Who may call it:** an API key with scope `admin` or `client`.
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license`.
          *
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 seat_limit_reached`, `409 conflict`, `413 payload_too_large`, `422 license_not_active`, `422 fingerprint_mismatch`, `429 rate_limited`, `503 unavailable`.
          */
@@ -470,7 +470,7 @@ export interface paths {
          * Release an air-gapped machine's seat
          * @description Takes the release file the machine wrote (`createActivationRelease()` of the SDK: the activation's id, signed with the machine's key from its request) and frees the seat. A release of an activation that holds no seat any more (released already, lapsed) changes nothing and answers `200`. Publishes `activation.deleted`.
          *
-         *     **Who may call it:** an API key with scope `admin` or `client`.
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license`.
          *
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `409 conflict`, `413 payload_too_large`, `429 rate_limited`, `503 unavailable`.
          */
@@ -494,7 +494,7 @@ export interface paths {
          * Keep a seat alive
          * @description Moves the activation's `expires_at` to now plus the product's `activation_heartbeat_interval`. An activation past its `expires_at` has lost its seat and cannot be revived (`404`): the machine activates again.
          *
-         *     **Who may call it:** an API key with scope `admin` or `client`.
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license` or `machine`.
          *
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `422 license_not_active`, `429 rate_limited`, `503 unavailable`.
          */
@@ -517,11 +517,11 @@ export interface paths {
         post?: never;
         /**
          * Release a seat
-         * @description Deletes the activation and frees its seat at once. Publishes `activation.deleted`.
+         * @description Deletes the activation and frees its seat at once; its machine token stops working. An air-gapped seat is freed only by its signed release file, or by an admin key (`409 offline_activation` otherwise). Publishes `activation.deleted`.
          *
-         *     **Who may call it:** an API key with scope `admin` or `client`.
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license` or `machine`.
          *
-         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 offline_activation`, `429 rate_limited`, `503 unavailable`.
          */
         delete: operations["deleteActivation"];
         options?: never;
@@ -987,6 +987,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/licenses/{id}/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a license's tokens
+         * @description The license's tokens that are not revoked, newest first: names and prefixes, never a token.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["listLicenseTokens"];
+        put?: never;
+        /**
+         * Create a license token
+         * @description Issues a token (`lt_…`) that acts on this license only: validate, sync, its activations (each answered with a machine token), heartbeats, reading the license, its public key and revocation list, and the push stream of its serial. Anything naming another license is answered `404` (or `NOT_FOUND`), as for another organization; every other route is `403`. Ship it with the application in place of an API key. The token is in this answer only.
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `413 payload_too_large`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["createLicenseToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/license-tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a license token
+         * @description Revokes the token at once, on every gateway. Machine tokens it obtained keep working until their activations end.
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
+         */
+        delete: operations["revokeLicenseToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the caller's organization
+         * @description The organization and its settings.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["getCurrentOrganization"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the caller's organization's settings
+         * @description `client_keys_license_actions: false` closes the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync) to `client` keys, so that only license and machine tokens reach them. `checkout_ttl_seconds` is how long an air-gapped activation file stays valid (30 days by default). Applies on every gateway at once.
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `413 payload_too_large`, `429 rate_limited`, `503 unavailable`.
+         */
+        patch: operations["updateCurrentOrganization"];
+        trace?: never;
+    };
     "/organizations/current/response-keys": {
         parameters: {
             query?: never;
@@ -1388,13 +1476,33 @@ export interface components {
                 [key: string]: string;
             };
         };
+        CreatedActivationView: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            license_id: string;
+            fingerprint: string;
+            hostname: string | null;
+            platform: string | null;
+            components: {
+                [key: string]: string;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_heartbeat_at: string;
+            /**
+             * Format: date-time
+             * @description null: no heartbeat required
+             */
+            expires_at: string | null;
+            /** @description Only when the request was made with a license token: a machine token (`mt_…`, shown only in this answer) that acts on this activation alone and dies with it */
+            machine_token?: string;
+        };
         OfflineActivationDto: {
             /** @description The activation request file the SDK created on the machine: a compact JWS signed with the machine's own Ed25519 key (`typ` `activation-request+jwt`) */
             request: string;
-            /**
-             * @description How long the activation file is valid (never past the license's valid_until)
-             * @default 90
-             */
+            /** @description How long the activation file is valid: never longer than the organization's checkout TTL (30 days by default) nor past the license's valid_until */
             valid_days?: number;
         };
         OfflineActivationView: {
@@ -1663,6 +1771,68 @@ export interface components {
             /** @description The organization's name */
             org_name: string;
         };
+        CreateLicenseTokenDto: {
+            /** @example photo-editor on ada-laptop */
+            name?: string;
+            /**
+             * Format: date-time
+             * @description When the token stops working; absent: it works until revoked
+             */
+            expires_at?: string;
+        };
+        CreatedLicenseTokenView: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            license_id: string;
+            name: string | null;
+            /**
+             * @description The token's first 10 characters, for recognising it
+             * @example lt_Xk3f9QZ
+             */
+            prefix: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The token itself (`lt_…`), shown only in this answer */
+            token: string;
+        };
+        LicenseTokenView: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            license_id: string;
+            name: string | null;
+            /**
+             * @description The token's first 10 characters, for recognising it
+             * @example lt_Xk3f9QZ
+             */
+            prefix: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        LicenseTokenListView: {
+            license_tokens: components["schemas"]["LicenseTokenView"][];
+            total: number;
+        };
+        OrganizationView: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description Whether `client` API keys may call the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync). When false, only license and machine tokens reach them. */
+            client_keys_license_actions: boolean;
+            /** @description How long an air-gapped activation file (and a checked-out license file) stays valid */
+            checkout_ttl_seconds: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        UpdateOrganizationDto: {
+            client_keys_license_actions?: boolean;
+            checkout_ttl_seconds?: number;
+        };
         ResponseKeyJwk: {
             /** @enum {string} */
             kty: "OKP";
@@ -1705,7 +1875,7 @@ export interface components {
             /** @enum {string} */
             action: "created" | "updated" | "revoked" | "deleted" | "suspended" | "reinstated" | "rotated";
             /** @enum {string} */
-            resource_type: "product" | "key_pair" | "license" | "activation" | "api_key" | "webhook";
+            resource_type: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "webhook";
             /** Format: uuid */
             resource_id: string;
             actor: components["schemas"]["AuditActorView"];
@@ -1774,7 +1944,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1783,7 +1953,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1856,7 +2026,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1865,7 +2035,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1962,7 +2132,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1971,7 +2141,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2051,7 +2221,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2060,7 +2230,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2144,7 +2314,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2153,7 +2323,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2228,7 +2398,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2237,7 +2407,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2321,7 +2491,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2330,7 +2500,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2405,7 +2575,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2414,7 +2584,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2528,7 +2698,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2537,7 +2707,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2633,7 +2803,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2642,7 +2812,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2717,7 +2887,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2726,7 +2896,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2792,7 +2962,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2801,7 +2971,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2879,7 +3049,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2888,7 +3058,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2982,7 +3152,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2991,7 +3161,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3059,7 +3229,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3068,7 +3238,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3137,7 +3307,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3146,7 +3316,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3230,7 +3400,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3239,7 +3409,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3305,7 +3475,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3314,7 +3484,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3403,7 +3573,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3412,7 +3582,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3505,7 +3675,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3514,7 +3684,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3607,7 +3777,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3616,7 +3786,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3693,7 +3863,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3702,7 +3872,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3765,7 +3935,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3774,7 +3944,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3833,7 +4003,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivationView"];
+                    "application/json": components["schemas"]["CreatedActivationView"];
                 };
             };
             /** @description A new seat */
@@ -3842,7 +4012,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ActivationView"];
+                    "application/json": components["schemas"]["CreatedActivationView"];
                 };
             };
             /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
@@ -3854,7 +4024,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3863,7 +4033,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: binding a node-locked license needs its license token or an admin key */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3872,7 +4042,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `not_found`: the license does not exist in the organization */
+            /** @description `not_found`: the license does not exist in the organization (or is not the token's) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3925,7 +4095,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            /** @description `rate_limited`: the license was granted its cap of activations in the last 24 h */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3994,7 +4164,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4003,7 +4173,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4067,7 +4237,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            /** @description `rate_limited`: the license was granted its cap of activations in the last 24 h */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4122,7 +4292,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4131,7 +4301,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4216,7 +4386,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4225,7 +4395,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4300,7 +4470,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4309,7 +4479,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4320,6 +4490,15 @@ export interface operations {
             };
             /** @description `not_found`: the activation does not exist in the organization */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `offline_activation`: an air-gapped seat: released by its release file, or by an admin key */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4385,7 +4564,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4394,7 +4573,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4460,7 +4639,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4469,7 +4648,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4535,7 +4714,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4544,7 +4723,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4605,7 +4784,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4614,7 +4793,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4678,7 +4857,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4687,7 +4866,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4755,7 +4934,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4764,7 +4943,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4837,7 +5016,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4846,7 +5025,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4930,7 +5109,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4939,7 +5118,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5017,7 +5196,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5026,7 +5205,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5110,7 +5289,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5119,7 +5298,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5186,7 +5365,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5195,7 +5374,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5262,7 +5441,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5271,7 +5450,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5351,7 +5530,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5360,7 +5539,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5427,7 +5606,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5436,7 +5615,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5585,7 +5764,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5594,7 +5773,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5665,7 +5844,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5674,7 +5853,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5756,7 +5935,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5765,7 +5944,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5822,7 +6001,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5831,7 +6010,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5846,6 +6025,431 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    listLicenseTokens: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number */
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LicenseTokenListView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the license does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    createLicenseToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, a new one per operation. A repeat in the caller's organization within 24 h (by default) with the same JSON body answers the first response again, same status and body, with `Idempotent-Replayed: true`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "photo-editor on ada-laptop",
+                 *       "expires_at": "2027-12-31T00:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateLicenseTokenDto"];
+            };
+        };
+        responses: {
+            /** @description `token` is shown only in this response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedLicenseTokenView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the license does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `conflict`: the `Idempotency-Key` was used with another body or on another route, or its first request is still in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    revokeLicenseToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the token does not exist in the organization, or is already revoked */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    getCurrentOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    updateCurrentOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "client_keys_license_actions": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateOrganizationDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
@@ -5895,7 +6499,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5904,7 +6508,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5939,7 +6543,7 @@ export interface operations {
                 /** @description 1-based page number */
                 page?: number;
                 per_page?: number;
-                resource_type?: "product" | "key_pair" | "license" | "activation" | "api_key" | "webhook";
+                resource_type?: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "webhook";
                 resource_id?: string;
                 action?: "created" | "updated" | "revoked" | "deleted" | "suspended" | "reinstated" | "rotated";
                 /** @description Only changes made with this API key */
@@ -5973,7 +6577,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `unauthorized`: the API key is missing, malformed, unknown or revoked */
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5982,7 +6586,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not allow this operation */
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
                 headers: {
                     [name: string]: unknown;

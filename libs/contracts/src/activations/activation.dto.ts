@@ -146,7 +146,6 @@ export interface ActivationCreatedReply {
 
 /** The longest an offline activation file is issued for; it is renewed by submitting the request again. */
 export const MAX_OFFLINE_ACTIVATION_DAYS = 366;
-export const DEFAULT_OFFLINE_ACTIVATION_DAYS = 90;
 
 export class OfflineActivationDto {
   @ApiProperty({
@@ -162,7 +161,6 @@ export class OfflineActivationDto {
   @ApiPropertyOptional({
     minimum: 1,
     maximum: MAX_OFFLINE_ACTIVATION_DAYS,
-    default: DEFAULT_OFFLINE_ACTIVATION_DAYS,
     description:
       "How long the activation file is valid: never longer than the organization's checkout TTL " +
       "(30 days by default) nor past the license's valid_until",
