@@ -5,6 +5,7 @@ import { KeyPairsPage } from './pages/key-pairs';
 import { LicenseDetail, LicensesPage } from './pages/licenses';
 import { OverviewPage } from './pages/overview';
 import { ProductsPage } from './pages/products';
+import { SettingsPage } from './pages/settings';
 import { WebhookDetail, WebhooksPage } from './pages/webhooks';
 import type { CurrentKey } from './types';
 import { ErrorNotice, Session, SessionContext, useAction, useRoute } from './ui';
@@ -16,6 +17,7 @@ const PAGES = [
   ['key-pairs', 'Key pairs'],
   ['api-keys', 'API keys'],
   ['webhooks', 'Webhooks'],
+  ['settings', 'Settings'],
 ] as const;
 
 export function App() {
@@ -149,6 +151,8 @@ function Page({ page, id }: { page: string; id?: string }) {
       return <ApiKeysPage />;
     case 'webhooks':
       return id ? <WebhookDetail id={id} /> : <WebhooksPage />;
+    case 'settings':
+      return <SettingsPage />;
     default:
       return <OverviewPage />;
   }

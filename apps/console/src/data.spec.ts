@@ -1,5 +1,9 @@
 import {
+  checkoutTtl,
   dailyUsageSeries,
+  durationInput,
+  expiryInstant,
+  formatDays,
   pageInfo,
   problemMessage,
   queryString,
@@ -168,5 +172,55 @@ describe('wordList', () => {
   it('splits on commas and spaces, without empties or repeats', () => {
     expect(wordList(' pro, export  pro,,sync ')).toEqual(['pro', 'export', 'sync']);
     expect(wordList('')).toEqual([]);
+  });
+});
+
+describe('the checkout lifetime', () => {
+  it('reads in days, with hours when not whole days', () => {
+    expect(formatDays(2_592_000)).toBe('30 days');
+    expect(formatDays(86_400)).toBe('1 day');
+    expect(formatDays(129_600)).toBe('1.5 days (36 hours)');
+    expect(formatDays(3_600)).toBe('0.04 days (1 hour)');
+  });
+
+  it('is edited in whole days when it is some, else in hours', () => {
+    expect(durationInput(2_592_000)).toEqual({ amount: '30', unit: 'days' });
+    expect(durationInput(129_600)).toEqual({ amount: '36', unit: 'hours' });
+    expect(durationInput(5_400)).toEqual({ amount: '1.5', unit: 'hours' });
+  });
+
+  it('is 1 hour to 365 days, in whole seconds', () => {
+    expect(checkoutTtl('30', 'days')).toEqual({ seconds: 2_592_000 });
+    expect(checkoutTtl(' 1 ', 'hours')).toEqual({ seconds: 3_600 });
+    expect(checkoutTtl('365', 'days')).toEqual({ seconds: 31_536_000 });
+    expect(checkoutTtl('0.5', 'days')).toEqual({ seconds: 43_200 });
+    for (const [amount, unit] of [
+      ['366', 'days'],
+      ['8761', 'hours'],
+      ['0.5', 'hours'],
+      ['0', 'days'],
+      ['-1', 'days'],
+    ] as const)
+      expect(checkoutTtl(amount, unit)).toEqual({
+        error: 'The lifetime must be between 1 hour and 365 days.',
+      });
+    expect(checkoutTtl('', 'days')).toEqual({ error: 'Enter a number of days or hours.' });
+    expect(checkoutTtl('ten', 'days')).toEqual({ error: 'Enter a number of days or hours.' });
+  });
+});
+
+describe('expiryInstant', () => {
+  const now = new Date('2030-06-01T12:00:00.000Z');
+
+  it('is none when empty, and the local time as an instant otherwise', () => {
+    expect(expiryInstant('', now)).toEqual({});
+    expect(expiryInstant('2031-01-01T09:30', now)).toEqual({
+      iso: new Date('2031-01-01T09:30').toISOString(),
+    });
+  });
+
+  it('refuses a time already past, and what is no date', () => {
+    expect(expiryInstant('2029-01-01T00:00', now)).toEqual({ error: 'The expiry must be in the future.' });
+    expect(expiryInstant('soon', now)).toEqual({ error: 'The expiry is not a date and time.' });
   });
 });

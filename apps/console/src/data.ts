@@ -159,3 +159,50 @@ export function formatTime(iso: string | null | undefined): string {
     ? iso
     : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
+
+/** The API's bounds on an organization's `checkout_ttl_seconds`: 1 hour to 365 days. */
+export const MIN_CHECKOUT_TTL_SECONDS = HOUR / 1000;
+export const MAX_CHECKOUT_TTL_SECONDS = (365 * DAY) / 1000;
+
+export type DurationUnit = 'days' | 'hours';
+const UNIT_SECONDS: Record<DurationUnit, number> = { days: DAY / 1000, hours: HOUR / 1000 };
+
+/** A number with at most `digits` decimals, without trailing zeros. */
+const trimmed = (value: number, digits: number): string => String(Number(value.toFixed(digits)));
+
+/** A lifetime in days as the user reads it: "30 days", "1 day", "1.5 days (36 hours)". */
+export function formatDays(seconds: number): string {
+  const days = seconds / UNIT_SECONDS.days;
+  if (Number.isInteger(days)) return `${days} ${days === 1 ? 'day' : 'days'}`;
+  const hours = seconds / UNIT_SECONDS.hours;
+  return `${trimmed(days, 2)} days (${trimmed(hours, 2)} ${hours === 1 ? 'hour' : 'hours'})`;
+}
+
+/** How a lifetime is edited: in whole days when it is some, else in hours. */
+export function durationInput(seconds: number): { amount: string; unit: DurationUnit } {
+  return seconds % UNIT_SECONDS.days === 0
+    ? { amount: String(seconds / UNIT_SECONDS.days), unit: 'days' }
+    : { amount: trimmed(seconds / UNIT_SECONDS.hours, 4), unit: 'hours' };
+}
+
+/** An edited file lifetime in whole seconds, or why it cannot be one (1 hour to 365 days). */
+export function checkoutTtl(amount: string, unit: DurationUnit): { seconds: number } | { error: string } {
+  const value = Number(amount.trim());
+  if (amount.trim() === '' || !Number.isFinite(value)) return { error: 'Enter a number of days or hours.' };
+  const seconds = Math.round(value * UNIT_SECONDS[unit]);
+  if (seconds < MIN_CHECKOUT_TTL_SECONDS || seconds > MAX_CHECKOUT_TTL_SECONDS)
+    return { error: 'The lifetime must be between 1 hour and 365 days.' };
+  return { seconds };
+}
+
+/**
+ * A `datetime-local` value (the user's local time) as the API's ISO instant; empty is no expiry.
+ * Only a time still to come is an expiry.
+ */
+export function expiryInstant(value: string, now: Date): { iso?: string } | { error: string } {
+  if (value.trim() === '') return {};
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return { error: 'The expiry is not a date and time.' };
+  if (date.getTime() <= now.getTime()) return { error: 'The expiry must be in the future.' };
+  return { iso: date.toISOString() };
+}

@@ -107,3 +107,20 @@ export interface Delivery {
   created_at: string;
   delivered_at: string | null;
 }
+
+export interface LicenseToken {
+  id: string;
+  license_id: string;
+  name: string | null;
+  prefix: string;
+  expires_at: string | null;
+  created_at: string;
+}
+
+export interface Organization {
+  id: string;
+  name: string;
+  client_keys_license_actions: boolean;
+  checkout_ttl_seconds: number;
+  created_at: string;
+}

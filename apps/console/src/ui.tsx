@@ -1,6 +1,6 @@
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, RefObject } from 'preact';
 import { createContext } from 'preact';
-import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useContext, useEffect, useId, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { saveFile } from './api';
@@ -94,9 +94,42 @@ export function useAction() {
 }
 
 /**
- * A button that asks first, in a modal dialog (focus moves into it, Escape cancels), then runs
- * `action`; its failure is shown beside the button.
+ * A modal question (focus moves into it, Escape cancels), opened with `dialog.current.showModal()`;
+ * confirming closes it and calls `onConfirm`.
  */
+export function ConfirmDialog(props: {
+  dialog: RefObject<HTMLDialogElement>;
+  question: string;
+  confirm: string;
+  danger?: boolean;
+  busy?: boolean;
+  onConfirm: () => void;
+}) {
+  const id = useId();
+  return (
+    <dialog ref={props.dialog} aria-labelledby={`${id}-question`}>
+      <p id={`${id}-question`}>{props.question}</p>
+      <div class="actions">
+        <button type="button" onClick={() => props.dialog.current?.close()}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          class={props.danger ? 'danger' : 'primary'}
+          disabled={props.busy}
+          onClick={() => {
+            props.dialog.current?.close();
+            props.onConfirm();
+          }}
+        >
+          {props.confirm}
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+/** A button that asks first, in a `ConfirmDialog`, then runs `action`; its failure is shown beside the button. */
 export function ConfirmButton(props: {
   label: string;
   question: string;
@@ -111,25 +144,14 @@ export function ConfirmButton(props: {
       <button type="button" class={props.danger ? 'danger' : ''} onClick={() => dialog.current?.showModal()}>
         {props.label}
       </button>
-      <dialog ref={dialog} aria-labelledby={`${props.label}-question`}>
-        <p id={`${props.label}-question`}>{props.question}</p>
-        <div class="actions">
-          <button type="button" onClick={() => dialog.current?.close()}>
-            Cancel
-          </button>
-          <button
-            type="button"
-            class={props.danger ? 'danger' : 'primary'}
-            disabled={busy}
-            onClick={() => {
-              dialog.current?.close();
-              void run(props.action);
-            }}
-          >
-            {props.confirm}
-          </button>
-        </div>
-      </dialog>
+      <ConfirmDialog
+        dialog={dialog}
+        question={props.question}
+        confirm={props.confirm}
+        danger={props.danger}
+        busy={busy}
+        onConfirm={() => void run(props.action)}
+      />
       {error && <ErrorNotice message={error} />}
     </>
   );

@@ -11,7 +11,7 @@ const ROOT = join(__dirname, '../../..');
 /** Test artefacts (gitignored): one screenshot per page, desktop and phone. */
 const SCREENSHOTS = join(ROOT, 'tmp/console-screenshots');
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const PAGES = ['overview', 'licenses', 'products', 'key-pairs', 'api-keys', 'webhooks'] as const;
+const PAGES = ['overview', 'licenses', 'products', 'key-pairs', 'api-keys', 'webhooks', 'settings'] as const;
 /** What a `read` key may see of the controls: navigation, search, downloads, paging. */
 const READ_ONLY_BUTTONS = new Set([
   'Sign out',
@@ -25,7 +25,8 @@ const READ_ONLY_BUTTONS = new Set([
 /**
  * The console in headless Chromium against the whole platform, as a user drives it: sign in with
  * an organization's key, create a key pair, a product and a license, find it, revoke it, see a sync
- * on the overview, and the same pages read-only with a `read` key. Every page passes axe-core with
+ * on the overview, create and revoke a license token, change the organization's settings, and the
+ * same pages read-only with a `read` key. Every page passes axe-core with
  * no serious or critical violation, and the console runs under its CSP without a single violation.
  */
 describe('the console in a browser', () => {
@@ -145,7 +146,7 @@ describe('the console in a browser', () => {
     const page = await newPage();
     await signIn(page, 'lk_not-a-key-of-anyone-0000000000000000000000000');
     await expect(page.getByRole('alert').textContent()).resolves.toMatch(
-      /This API key was refused: .*unknown or has been revoked/,
+      /This API key was refused: .*unknown.* revoked/,
     );
     expect(await page.getByRole('navigation', { name: 'Pages' }).count()).toBe(0);
     await checkPage(page, 'sign-in-refused');
@@ -254,6 +255,128 @@ describe('the console in a browser', () => {
     }
   }, 60_000);
 
+  /** A new license of the product the admin test made, through the API. */
+  async function newLicense(): Promise<{ id: string; serial: string }> {
+    const created = await org.api.post('/api/v1/licenses', {
+      product_id: (await org.api.get('/api/v1/products')).body.products[0].id,
+      customer_email: email,
+    });
+    expect(created.status).toBe(201);
+    return created.body;
+  }
+
+  it("creates a license token on a license's page, shows it once, lists its prefix, and revokes it", async () => {
+    const license = await newLicense();
+    const tokens = `/api/v1/licenses/${license.id}/tokens`;
+    const page = await newPage();
+    await signIn(page, org.adminKey);
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await open(page, `licenses/${license.id}`, license.serial);
+    const section = page.getByRole('region', { name: 'License tokens' });
+    await section.getByText('This license has no token.').waitFor();
+
+    await section.getByLabel('Token name').fill('console app');
+    await section.getByLabel('Expires').fill('2099-12-31T23:59');
+    await section.getByRole('button', { name: 'Create license token' }).click();
+    const shown = section.getByTestId('new-license-token');
+    await expectShown(page, shown);
+    const token = (await shown.textContent())!;
+    expect(token).toMatch(/^lt_[A-Za-z0-9_-]{43}$/);
+    await expect(section.getByRole('status').first().textContent()).resolves.toMatch(
+      /shown only this once; copy it now/,
+    );
+    const listed = (await org.api.get(tokens)).body;
+    expect(listed).toMatchObject({ total: 1, license_tokens: [{ name: 'console app' }] });
+    const { prefix, expires_at } = listed.license_tokens[0];
+    expect(token.startsWith(prefix)).toBe(true);
+    expect(new Date(expires_at).getFullYear()).toBe(2099);
+    const row = section.locator('tbody tr', { hasText: 'console app' });
+    await expect(row.locator('td.mono').textContent()).resolves.toBe(`${prefix}…`);
+    expect(await section.locator('table').textContent()).not.toContain(token);
+    // The token acts on its license.
+    const application = org.api.withKey(token);
+    expect((await application.post('/api/v1/licenses/validate', { key: license.serial })).status).toBe(200);
+    await checkPage(page, 'license-token-created');
+
+    // Shown once: gone when dismissed, and not there after a reload.
+    await section.getByRole('button', { name: 'I have copied it' }).click();
+    await shown.waitFor({ state: 'detached' });
+    await page.reload();
+    await row.waitFor();
+    expect(await page.content()).not.toContain(token);
+
+    await row.getByRole('button', { name: 'Revoke token console app' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke token' }).click();
+    await expectShown(page, section.getByText('This license has no token.'));
+    expect((await org.api.get(tokens)).body).toEqual({ license_tokens: [], total: 0 });
+    expect((await application.post('/api/v1/licenses/validate', { key: license.serial })).status).toBe(401);
+  }, 60_000);
+
+  it('flips the client keys switch and changes the offline file lifetime, as the API reads them', async () => {
+    const settings = async () => (await org.api.get('/api/v1/organizations/current')).body;
+    expect(await settings()).toMatchObject({
+      client_keys_license_actions: true,
+      checkout_ttl_seconds: 2_592_000,
+    });
+    const page = await newPage();
+    await signIn(page, org.adminKey);
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await open(page, 'settings', 'Settings');
+    await page
+      .getByText(
+        'Client keys may activate, validate with a fingerprint and sync. Turn off once every shipped application uses license tokens.',
+      )
+      .waitFor();
+    const toggle = page.getByRole('switch', { name: 'Client keys may act on licenses' });
+    await expect(toggle.getAttribute('aria-checked')).resolves.toBe('true');
+    await checkPage(page, 'settings');
+
+    // Off asks first; then a client key is refused on a route that acts on one license.
+    await toggle.click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Turn off' }).click();
+    await expectShown(page, page.locator('[role=switch][aria-checked=false]'));
+    expect((await settings()).client_keys_license_actions).toBe(false);
+    const license = await newLicense();
+    const client = await apiKeyWithScopes(org.api, ['client']);
+    const sync = () =>
+      client.api.post('/api/v1/licenses/sync', {
+        license_serial: license.serial,
+        hardware_fingerprint: 'console-switch',
+        app_version: '1.0.0',
+      });
+    expect((await sync()).status).toBe(403);
+    await checkPage(page, 'settings-client-keys-off');
+
+    // On again, at once.
+    await toggle.click();
+    await expectShown(page, page.locator('[role=switch][aria-checked=true]'));
+    expect((await settings()).client_keys_license_actions).toBe(true);
+    expect((await sync()).status).toBe(200);
+
+    // The lifetime, in days or hours, 1 hour to 365 days.
+    const lifetime = page.getByTestId('checkout-ttl');
+    await expect(lifetime.textContent()).resolves.toBe('30 days');
+    await page.getByLabel('Offline activation file lifetime').fill('400');
+    await page.getByRole('button', { name: 'Save lifetime' }).click();
+    await expect(page.getByRole('alert').textContent()).resolves.toBe(
+      'The lifetime must be between 1 hour and 365 days.',
+    );
+    expect((await settings()).checkout_ttl_seconds).toBe(2_592_000);
+    await page.getByLabel('Unit').selectOption('hours');
+    await page.getByLabel('Offline activation file lifetime').fill('36');
+    await page.getByRole('button', { name: 'Save lifetime' }).click();
+    await expectShown(page, lifetime.filter({ hasText: '1.5 days (36 hours)' }));
+    expect((await settings()).checkout_ttl_seconds).toBe(129_600);
+    await page.getByLabel('Unit').selectOption('days');
+    await page.getByLabel('Offline activation file lifetime').fill('30');
+    await page.getByRole('button', { name: 'Save lifetime' }).click();
+    await expectShown(page, lifetime.filter({ hasText: /^30 days$/ }));
+    expect(await settings()).toMatchObject({
+      client_keys_license_actions: true,
+      checkout_ttl_seconds: 2_592_000,
+    });
+  }, 60_000);
+
   it('renders no write control for a read key, on any page', async () => {
     const { key } = await apiKeyWithScopes(org.api, ['read'], 'console reader');
     const page = await newPage();
@@ -278,6 +401,22 @@ describe('the console in a browser', () => {
     const buttons = await page.getByRole('button').allTextContents();
     expect(buttons.filter((b) => !READ_ONLY_BUTTONS.has(b.trim()))).toEqual([]);
     await checkPage(page, 'read-only-license-detail');
+
+    // A license's tokens: listed, without a create form or a revoke button.
+    const license = await newLicense();
+    const made = await org.api.post(`/api/v1/licenses/${license.id}/tokens`, { name: 'shipped app' });
+    await open(page, `licenses/${license.id}`, license.serial);
+    const section = page.getByRole('region', { name: 'License tokens' });
+    await section.getByRole('cell', { name: `${made.body.prefix}…` }).waitFor();
+    expect(await section.getByRole('button').count()).toBe(0);
+    expect(await page.locator('form').count()).toBe(0);
+    await checkPage(page, 'read-only-license-tokens');
+
+    // The settings: read, never a switch.
+    await open(page, 'settings', 'Settings');
+    await page.getByText('Client keys may act on licenses').waitFor();
+    expect(await page.getByRole('switch').count()).toBe(0);
+    await expect(page.locator('.facts').textContent()).resolves.toContain('30 days');
   }, 60_000);
 
   it('ran every page under its CSP with no violation and no script error', () => {

@@ -39,7 +39,10 @@ export function ApiKeysPage() {
           <Field label="Key name">
             <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
           </Field>
-          <Field label="Scope">
+          <Field
+            label="Scope"
+            hint="For a shipped application, prefer a license token, made on the license's page"
+          >
             <select name="scope" value={scope} onChange={(e) => setScope(e.currentTarget.value as Scope)}>
               {SCOPES.map(([value, label]) => (
                 <option key={value} value={value}>

@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
-import { formatTime, dailyUsageSeries, pageInfo, queryString, wordList } from '../data';
+import { expiryInstant, formatTime, dailyUsageSeries, pageInfo, queryString, wordList } from '../data';
 import {
   Activation,
   AuditEvent,
@@ -8,6 +8,7 @@ import {
   LICENSE_TYPES,
   License,
   LicenseStatus,
+  LicenseToken,
   LicenseUsage,
   Product,
 } from '../types';
@@ -258,7 +259,7 @@ function CreateLicense({ products, onCreated }: { products: Product[]; onCreated
   );
 }
 
-/** One license: its fields, status changes, file, activations, usage and audit trail. */
+/** One license: its fields, status changes, file, tokens, activations, usage and audit trail. */
 export function LicenseDetail({ id }: { id: string }) {
   const { canWrite } = useSession();
   const license = useResource(() => api.get<License>(`/licenses/${id}`), [id]);
@@ -358,6 +359,8 @@ export function LicenseDetail({ id }: { id: string }) {
         )}
       </Async>
 
+      <LicenseTokens licenseId={id} revoked={license.data?.status === 'revoked'} />
+
       <section aria-labelledby="activations">
         <h2 id="activations">Activations</h2>
         <Async resource={activations}>
@@ -441,5 +444,176 @@ export function LicenseDetail({ id }: { id: string }) {
         </section>
       )}
     </>
+  );
+}
+
+const TOKENS_PER_PAGE = 20;
+
+/**
+ * The license's tokens (never the tokens themselves), and for admin keys a form that creates one,
+ * shown once, and a revoke button per token.
+ */
+function LicenseTokens({ licenseId, revoked }: { licenseId: string; revoked: boolean }) {
+  const { canWrite } = useSession();
+  const [page, setPage] = useState(1);
+  const tokens = useResource(
+    () =>
+      api.get<{ license_tokens: LicenseToken[]; total: number }>(
+        `/licenses/${licenseId}/tokens${queryString({ page, per_page: TOKENS_PER_PAGE })}`,
+      ),
+    [licenseId, page],
+  );
+  const [created, setCreated] = useState<LicenseToken & { token: string }>();
+  const now = useMemo(() => new Date(), [tokens.data]);
+  return (
+    <section aria-labelledby="license-tokens">
+      <h2 id="license-tokens">License tokens</h2>
+      <p class="muted">
+        A license token (<code>lt_…</code>) acts on this license only. Ship it with an application in place of
+        an organization <code>client</code> key.
+      </p>
+      {canWrite && !revoked && (
+        <CreateLicenseToken
+          licenseId={licenseId}
+          onCreated={(token) => {
+            setCreated(token);
+            setPage(1);
+            tokens.reload();
+          }}
+        />
+      )}
+      {created && (
+        <div class="notice ok" role="status">
+          <p>
+            The license token <strong>{created.name ?? created.prefix}</strong>, shown only this once; copy it
+            now:
+          </p>
+          <output class="mono wrap secret" data-testid="new-license-token">
+            {created.token}
+          </output>
+          <button type="button" onClick={() => setCreated(undefined)}>
+            I have copied it
+          </button>
+        </div>
+      )}
+      <Async resource={tokens}>
+        {({ license_tokens: rows, total }) =>
+          total === 0 ? (
+            <Empty>
+              This license has no token.{' '}
+              {canWrite && !revoked ? 'Create one above for an application to hold.' : ''}
+            </Empty>
+          ) : (
+            <>
+              <div class="table-wrap">
+                <table>
+                  <caption class="visually-hidden">License tokens</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Name</th>
+                      <th scope="col">Prefix</th>
+                      <th scope="col">Expires</th>
+                      <th scope="col">Created</th>
+                      {canWrite && (
+                        <th scope="col">
+                          <span class="visually-hidden">Actions</span>
+                        </th>
+                      )}
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {rows.map((token) => {
+                      const label = token.name ?? `${token.prefix}…`;
+                      return (
+                        <tr key={token.id}>
+                          <td>{token.name ?? <span class="muted">unnamed</span>}</td>
+                          <td class="mono">{token.prefix}…</td>
+                          <td>
+                            {token.expires_at ? formatTime(token.expires_at) : 'never'}{' '}
+                            {token.expires_at && Date.parse(token.expires_at) <= now.getTime() && (
+                              <span class="badge status-expired">expired</span>
+                            )}
+                          </td>
+                          <td>{formatTime(token.created_at)}</td>
+                          {canWrite && (
+                            <td>
+                              <ConfirmButton
+                                label={`Revoke token ${label}`}
+                                danger
+                                question={`Revoke the license token ${label} (${token.prefix}…)? Applications holding it are refused at once.`}
+                                confirm="Revoke token"
+                                action={() => api.delete(`/license-tokens/${token.id}`).then(tokens.reload)}
+                              />
+                            </td>
+                          )}
+                        </tr>
+                      );
+                    })}
+                  </tbody>
+                </table>
+              </div>
+              {total > TOKENS_PER_PAGE && (
+                <Pager
+                  info={pageInfo(page, TOKENS_PER_PAGE, total)}
+                  onPage={setPage}
+                  label="License tokens"
+                />
+              )}
+            </>
+          )
+        }
+      </Async>
+    </section>
+  );
+}
+
+function CreateLicenseToken({
+  licenseId,
+  onCreated,
+}: {
+  licenseId: string;
+  onCreated: (token: LicenseToken & { token: string }) => void;
+}) {
+  const [name, setName] = useState('');
+  const [expires, setExpires] = useState('');
+  const { busy, error, run } = useAction();
+  return (
+    <form
+      class="grid panel"
+      aria-label="New license token"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void run(async () => {
+          const expiry = expiryInstant(expires, new Date());
+          if ('error' in expiry) throw new Error(expiry.error);
+          onCreated(
+            await api.post<LicenseToken & { token: string }>(`/licenses/${licenseId}/tokens`, {
+              name: name.trim() || undefined,
+              expires_at: expiry.iso,
+            }),
+          );
+          setName('');
+          setExpires('');
+        });
+      }}
+    >
+      <Field label="Token name" hint="Optional: where it is shipped, e.g. photo-editor on ada-laptop">
+        <input name="name" maxLength={255} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </Field>
+      <Field label="Expires" hint="Optional, your local time; empty: works until revoked">
+        <input
+          name="expires_at"
+          type="datetime-local"
+          value={expires}
+          onInput={(e) => setExpires(e.currentTarget.value)}
+        />
+      </Field>
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          Create license token
+        </button>
+      </div>
+      {error && <ErrorNotice message={error} />}
+    </form>
   );
 }
