@@ -39,6 +39,7 @@ export type {
   LicenseStateStore,
   LicenseStatusCode,
   RevocationResult,
+  StoredActivation,
   SyncReport,
 } from './license-client';
 export { SseParser, subscribeLicenseEvents } from './license-events';

@@ -1,6 +1,7 @@
 // The application's online side: validate, seats (activate, heartbeat, deactivate), revocation
 // checks and sync, over fetch only, with timeouts, retries and a last-known status that carries
-// the application through an outage for a configurable grace period.
+// the application through an outage for a configurable grace period. It authenticates with the
+// license's token (or a client API key), and its seat's calls with the seat's machine token.
 
 /** How the service last described the license, in one vocabulary (validate's codes, lowercased). */
 export type LicenseStatusCode =
@@ -52,17 +53,38 @@ export interface SyncReport {
   seats_in_use?: number;
 }
 
+/** This machine's activation as the client keeps it between runs. */
+export interface StoredActivation {
+  /** The serial it is an activation of. */
+  license_key: string;
+  activation: Activation;
+  /** Its machine token (`mt_…`), null when an API key activated. A secret: keep it like a password. */
+  machine_token: string | null;
+}
+
 /** Where the last-known state is kept between runs (a file, localStorage, ...). */
 export interface LicenseStateStore {
   load(): LicenseState | undefined | null | Promise<LicenseState | undefined | null>;
   save(state: LicenseState): void | Promise<void>;
+  /** The activation `saveActivation` kept, so that a restart heartbeats and deactivates without activating. */
+  loadActivation?(): StoredActivation | undefined | null | Promise<StoredActivation | undefined | null>;
+  /** Called when the activation or its machine token changes; null once the seat is given back. */
+  saveActivation?(activation: StoredActivation | null): void | Promise<void>;
 }
 
 export interface LicenseClientOptions {
   /** The licensing API, e.g. `https://licensing.example.com`. */
   baseUrl: string;
-  /** An API key with the `client` scope (what a shipped application may hold). */
-  apiKey: string;
+  /**
+   * The license's own token (`lt_…`), which an admin creates with `POST /v1/licenses/:id/tokens`.
+   * The recommended credential: it reaches this license only. Give this or `apiKey`, not both.
+   */
+  licenseToken?: string;
+  /**
+   * An API key with the `client` scope. Still accepted, but one key is shared by the whole fleet,
+   * and an organization can close license actions to it: prefer `licenseToken`.
+   */
+  apiKey?: string;
   /** The license key: its serial. */
   licenseKey: string;
   /** This machine's fingerprint, for seats and node-locked licenses. */
@@ -123,13 +145,21 @@ export class LicenseClient {
   private state: LicenseState | undefined;
   private loaded = false;
   private activation: Activation | undefined;
+  private activationLoaded = false;
+  /** The activation's machine token. A `#` field, so that inspecting or serialising the client never shows it. */
+  #machineToken: string | undefined;
+  /** The license token or the API key. */
+  readonly #credential: string;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lastHeartbeatError: LicenseClientError | undefined;
 
   constructor(options: LicenseClientOptions) {
-    if (!options.baseUrl || !options.apiKey || !options.licenseKey) {
-      throw new TypeError('LicenseClient needs baseUrl, apiKey and licenseKey');
+    if (!options.baseUrl || !options.licenseKey || !options.licenseToken === !options.apiKey) {
+      throw new TypeError(
+        'LicenseClient needs baseUrl, licenseKey, and either licenseToken or apiKey (not both)',
+      );
     }
+    this.#credential = (options.licenseToken ?? options.apiKey)!;
     this.options = {
       timeoutMs: 10_000,
       retries: 2,
@@ -156,8 +186,9 @@ export class LicenseClient {
       ...(this.options.fingerprint === undefined ? {} : { fingerprint: this.options.fingerprint }),
       ...(this.options.components === undefined ? {} : { components: this.options.components }),
     };
+    await this.loadActivation();
     return this.answered(async () => {
-      const result = await this.request<{ valid: boolean; code: string; detail: string }>(
+      const result = await this.asMachine<{ valid: boolean; code: string; detail: string }>(
         'POST',
         '/v1/licenses/validate',
         body,
@@ -179,8 +210,9 @@ export class LicenseClient {
       // One id for every attempt, so a report that got through before a timeout counts once.
       report_id: timeOrderedUuid(),
     };
+    await this.loadActivation();
     return this.answered(async () => {
-      const result = await this.request<{ status: string; message: string | null }>(
+      const result = await this.asMachine<{ status: string; message: string | null }>(
         'POST',
         '/v1/licenses/sync',
         body,
@@ -189,7 +221,10 @@ export class LicenseClient {
     });
   }
 
-  /** The revocation status of serials (default: this license's). */
+  /**
+   * The revocation status of serials (default: this license's). It needs an API key: a license
+   * token is refused (`403 forbidden`), and validate() or sync() tell its license's status.
+   */
   async checkRevocation(serials: string[] = [this.options.licenseKey]): Promise<RevocationResult[]> {
     const result = await this.request<{ results: RevocationResult[] }>(
       'POST',
@@ -201,23 +236,38 @@ export class LicenseClient {
     return result.results;
   }
 
-  /** Takes (or finds again) this machine's seat. */
+  /**
+   * Takes (or finds again) this machine's seat. With a license token the service also answers a
+   * machine token, which the client keeps (and stores) for this seat's later calls; each activate
+   * gets a new one, and the previous one stops working.
+   */
   async activate(): Promise<Activation> {
     const fingerprint = this.requireFingerprint();
-    this.activation = await this.request<Activation>('POST', '/v1/activations', {
+    const { machine_token: machineToken, ...activation } = await this.request<
+      Activation & { machine_token?: string }
+    >('POST', '/v1/activations', {
       license_key: this.options.licenseKey,
       fingerprint,
       ...(this.options.hostname === undefined ? {} : { hostname: this.options.hostname }),
       ...(this.options.platform === undefined ? {} : { platform: this.options.platform }),
       ...(this.options.components === undefined ? {} : { components: this.options.components }),
     });
-    return this.activation;
+    // This answer replaces whatever a store held: loading it later must not bring the old one back.
+    this.activationLoaded = true;
+    this.activation = activation;
+    this.#machineToken = typeof machineToken === 'string' ? machineToken : undefined;
+    await this.saveActivation();
+    return activation;
   }
 
-  /** Keeps the seat: one heartbeat now. */
+  /**
+   * Keeps the seat: one heartbeat now. After a restart it loads the stored activation, so call it
+   * once before startHeartbeat().
+   */
   async heartbeat(): Promise<Activation> {
+    await this.loadActivation();
     const id = this.requireActivation().id;
-    this.activation = await this.request<Activation>(
+    this.activation = await this.asMachine<Activation>(
       'POST',
       `/v1/activations/${encodeURIComponent(id)}/heartbeat`,
     );
@@ -265,9 +315,12 @@ export class LicenseClient {
   /** Frees the seat and stops the heartbeat. */
   async deactivate(): Promise<void> {
     this.stopHeartbeat();
+    await this.loadActivation();
     const id = this.requireActivation().id;
-    await this.request('DELETE', `/v1/activations/${encodeURIComponent(id)}`);
+    await this.asMachine('DELETE', `/v1/activations/${encodeURIComponent(id)}`);
     this.activation = undefined;
+    this.#machineToken = undefined;
+    await this.saveActivation();
   }
 
   /** The last-known state without asking the service, with the grace period applied as of now. */
@@ -332,6 +385,48 @@ export class LicenseClient {
       this.state = stored;
   }
 
+  /** The stored activation, once, if it is this license's on this machine (the options may have changed). */
+  private async loadActivation(): Promise<void> {
+    if (this.activationLoaded) return;
+    this.activationLoaded = true;
+    const stored = await this.options.store?.loadActivation?.();
+    if (this.activation || !stored?.activation || typeof stored.activation.id !== 'string') return;
+    if (stored.license_key !== this.options.licenseKey) return;
+    if (stored.activation.fingerprint !== this.options.fingerprint) return;
+    this.activation = stored.activation;
+    this.#machineToken = typeof stored.machine_token === 'string' ? stored.machine_token : undefined;
+  }
+
+  private async saveActivation(): Promise<void> {
+    const activation = this.activation;
+    await this.options.store?.saveActivation?.(
+      activation
+        ? { license_key: this.options.licenseKey, activation, machine_token: this.#machineToken ?? null }
+        : null,
+    );
+  }
+
+  /**
+   * A call for this machine's seat: with its machine token when the client holds one, else with the
+   * license token or API key. A 401 to the machine token means the activation ended (deleted, lapsed
+   * and swept) or another activate replaced the token: the client drops it and asks again with its
+   * own credential, whose answer (a 404 for a seat that is gone, say) is the one that counts.
+   */
+  private async asMachine<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const token = this.#machineToken;
+    if (token === undefined) return this.request<T>(method, path, body);
+    try {
+      return await this.request<T>(method, path, body, token);
+    } catch (error) {
+      if (!(error instanceof LicenseClientError) || error.status !== 401) throw error;
+      if (this.#machineToken === token) {
+        this.#machineToken = undefined;
+        await this.saveActivation();
+      }
+      return this.request<T>(method, path, body);
+    }
+  }
+
   private requireFingerprint(): string {
     if (this.options.fingerprint === undefined) throw new TypeError('this call needs options.fingerprint');
     return this.options.fingerprint;
@@ -343,12 +438,17 @@ export class LicenseClient {
   }
 
   /** One call with timeouts and retries; resolves to the JSON body of a 2xx. */
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  private async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    credential: string = this.#credential,
+  ): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       let failure: LicenseClientError;
       let retryAfterMs: number | undefined;
       try {
-        const response = await this.attempt(method, path, body);
+        const response = await this.attempt(method, path, body, credential);
         const text = await response.text();
         const parsed = parseJson(text);
         if (response.ok) return parsed as T;
@@ -372,14 +472,14 @@ export class LicenseClient {
     }
   }
 
-  private async attempt(method: string, path: string, body: unknown): Promise<Response> {
+  private async attempt(method: string, path: string, body: unknown, credential: string): Promise<Response> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
     try {
       return await this.fetch(`${this.baseUrl}${path}`, {
         method,
         headers: {
-          authorization: `Bearer ${this.options.apiKey}`,
+          authorization: `Bearer ${credential}`,
           accept: 'application/json',
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
