@@ -147,6 +147,44 @@ describe('usage analytics through the gateway', () => {
     expect(foreign.body.code).toBe('not_found');
   });
 
+  it("counts each organization's report once, whatever report_id another organization used first", async () => {
+    const licenseA = await createLicense(org.api, {
+      product_id: (await productWithKeyPair(org.api)).product.id,
+    });
+    const licenseB = await createLicense(other.api, {
+      product_id: (await productWithKeyPair(other.api)).product.id,
+    });
+    const clientB = (await apiKeyWithScopes(other.api, ['client'])).api;
+    const shared = [randomUUID(), '00000000-0000-0000-0000-000000000000', randomUUID()];
+    const syncsOf = async (api: ApiClient, licenseId: string) =>
+      (await api.get(`/api/v1/licenses/${licenseId}/usage`)).body.syncs as number;
+    for (const report_id of shared) {
+      // A first, then B with the same id: both answered 200, both stored.
+      expect(
+        (await client.post('/api/v1/licenses/sync', { license_serial: licenseA.serial, report_id })).status,
+      ).toBe(200);
+      expect(
+        (await clientB.post('/api/v1/licenses/sync', { license_serial: licenseB.serial, report_id })).status,
+      ).toBe(200);
+      // A retry within each organization is still counted once.
+      expect(
+        (await clientB.post('/api/v1/licenses/sync', { license_serial: licenseB.serial, report_id })).status,
+      ).toBe(200);
+    }
+    await waitFor(async () => (await syncsOf(other.api, licenseB.id)) === shared.length, {
+      what: "B's reports, each once",
+    });
+    await waitFor(async () => (await syncsOf(org.api, licenseA.id)) === shared.length, {
+      what: "A's reports, each once",
+    });
+    // A marker sent last: once it is counted, a duplicate sent before it would have been too.
+    await clientB.post('/api/v1/licenses/sync', { license_serial: licenseB.serial, report_id: randomUUID() });
+    await waitFor(async () => (await syncsOf(other.api, licenseB.id)) >= shared.length + 1, {
+      what: 'the marker',
+    });
+    expect(await syncsOf(other.api, licenseB.id)).toBe(shared.length + 1);
+  });
+
   it('answers empty usage for a license that never synced, and 404 for one that does not exist', async () => {
     const { product } = await productWithKeyPair(org.api);
     const license = await createLicense(org.api, { product_id: product.id });

@@ -16,6 +16,7 @@ import { DomainError } from '@licensing/shared/errors';
 import { CredentialReach } from '@licensing/shared/logging';
 import { BusClient } from '@licensing/shared/messaging';
 import { Metrics } from '@licensing/shared/metrics';
+import { scopedReportId } from './report-ids';
 import { SerialStatusesService } from './serial-statuses.service';
 
 const SYNC_MESSAGES: Record<SyncStatus, string> = {
@@ -54,7 +55,8 @@ export class RevocationService {
 
   /**
    * Answers only once JetStream has stored the report: a 200 means the report will reach analytics.
-   * The client's report_id is the Nats-Msg-Id, so a retried report is stored once. A license token
+   * The client's report_id, scoped to its organization (`scopedReportId`), is the Nats-Msg-Id and
+   * analytics' key, so a retried report is stored once and another organization's never collides. A license token
    * reports for its own serial only, a machine token for its own machine: anything else is answered
    * `not_found` and not stored, as another organization's serial is.
    */
@@ -80,7 +82,7 @@ export class RevocationService {
     const record: SyncReportRecord = {
       // Time-ordered: analytics keeps every report_id in a B-tree, where ids that grow with time
       // land on the same few recent pages instead of a random page of a month's ids.
-      report_id: dto.report_id ?? timeOrderedUuid(),
+      report_id: dto.report_id === undefined ? timeOrderedUuid() : scopedReportId(orgId, dto.report_id),
       org_id: orgId,
       license_id: entry.license_id,
       product_id: entry.product_id,
