@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { DatabaseModule } from '@licensing/shared/database';
 import { EventsModule, OutboxEventEntity } from '@licensing/shared/events';
 import { BusModule } from '@licensing/shared/messaging';
-import { ProductServiceConfig } from './config';
+import { PRODUCT_SERVICE_CONFIG, ProductServiceConfig } from './config';
 import { PRODUCT_MIGRATIONS } from './migrations';
 import { ProductEntity } from './products/product.entity';
 import { ProductsModule } from './products/products.module';
@@ -15,6 +15,9 @@ export class ProductServiceModule {
   static forRoot(config: ProductServiceConfig): DynamicModule {
     return {
       module: ProductServiceModule,
+      global: true,
+      providers: [{ provide: PRODUCT_SERVICE_CONFIG, useValue: config }],
+      exports: [PRODUCT_SERVICE_CONFIG],
       imports: [
         DatabaseModule.forRoot({
           url: config.DATABASE_URL,

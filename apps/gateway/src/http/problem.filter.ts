@@ -1,12 +1,18 @@
+import { randomInt } from 'node:crypto';
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import { FastifyReply, FastifyRequest } from 'fastify';
 import { isConnectionLost } from '@licensing/shared/errors';
 import { Problem, toProblem } from './problem';
 
-/** Writes a problem+json answer (with the `WWW-Authenticate` challenge a 401 owes). */
+/**
+ * Writes a problem+json answer, with the `WWW-Authenticate` challenge a 401 owes and the
+ * `Retry-After` a 429 or 503 owes. A 503 without a wait of its own gets 1 to 5 s at random, so
+ * that a fleet refused during an outage does not come back all in the same second.
+ */
 export function sendProblem(reply: FastifyReply, problem: Problem, retryAfterSeconds?: number): void {
   if (problem.code === 'unauthorized') void reply.header('www-authenticate', 'Bearer');
-  if (retryAfterSeconds !== undefined) void reply.header('retry-after', String(retryAfterSeconds));
+  const wait = retryAfterSeconds ?? (problem.status === 503 ? 1 + randomInt(5) : undefined);
+  if (wait !== undefined && !reply.hasHeader('retry-after')) void reply.header('retry-after', String(wait));
   void reply.status(problem.status).type('application/problem+json').send(problem);
 }
 

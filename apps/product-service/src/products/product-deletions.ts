@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, LessThan } from 'typeorm';
 import { DomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
+import { PRODUCT_SERVICE_CONFIG, ProductServiceConfig } from '../config';
 import { ProductEntity } from './product.entity';
 import { ProductsService } from './products.service';
 
-const INTERVAL_MS = 30_000;
 /** A deletion this old has lost its request (a crash, a timeout): finish it here. */
 const STALE_AFTER_MS = 60_000;
 const BATCH = 100;
@@ -24,15 +24,26 @@ export class ProductDeletions implements OnApplicationBootstrap, OnApplicationSh
   private timer?: NodeJS.Timeout;
   private running?: Promise<unknown>;
 
+  private readonly intervalMs: number;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly products: ProductsService,
-  ) {}
+    @Inject(PRODUCT_SERVICE_CONFIG) config: ProductServiceConfig,
+  ) {
+    this.intervalMs = config.PRODUCT_DELETION_SWEEP_MS;
+  }
 
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => {
-      this.running ??= this.run().finally(() => (this.running = undefined));
-    }, INTERVAL_MS).unref();
+      // A pass that fails (the database is down) is tried again at the next tick: it must never
+      // reject unhandled, which would end the process.
+      this.running ??= this.run()
+        .catch((error: unknown) =>
+          this.logger.warn({ msg: 'unfinished deletions not checked; retrying', err: String(error) }),
+        )
+        .finally(() => (this.running = undefined));
+    }, this.intervalMs).unref();
   }
 
   async onApplicationShutdown(): Promise<void> {

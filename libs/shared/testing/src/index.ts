@@ -13,3 +13,4 @@ export * from './factories';
 export * from './license-blobs';
 export * from './sql';
 export * from './processes';
+export * from './tcp-proxy';
