@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { ApiResponse } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
@@ -29,6 +30,42 @@ function rawGet(baseUrl: string, path: string): Promise<{ status: number; body: 
 
 /** A JSON body of at least `bytes` bytes. */
 const bodyOfSize = (bytes: number): string => JSON.stringify({ name: 'x'.repeat(bytes), code: 'big' });
+
+/**
+ * A client that POSTs a 2 MiB body 50 times, 10 at a time, each on a new connection, writing it in
+ * 64 KiB pieces as fast as the socket takes them (as curl does), and reading the answer once the
+ * body is sent. Prints how many times each outcome (a status, or an error such as EPIPE) happened.
+ */
+const OVERSIZED_CLIENT = `
+const net = require('node:net');
+const [target, key] = process.argv.slice(1);
+const url = new URL(target);
+const body = Buffer.alloc(2 * 1024 * 1024, 'x');
+const head = 'POST ' + url.pathname + ' HTTP/1.1\\r\\nHost: ' + url.host + '\\r\\nAuthorization: Bearer ' + key +
+  '\\r\\nContent-Type: application/json\\r\\nContent-Length: ' + body.length + '\\r\\n\\r\\n';
+const once = () => new Promise((resolve) => {
+  const socket = net.connect(Number(url.port), url.hostname);
+  let answer = '';
+  let failure;
+  socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+  socket.on('error', (error) => (failure ??= error.code || String(error)));
+  socket.on('close', () => resolve(failure ?? (answer.match(/^HTTP\\/1\\.1 (\\d+)/) || [])[1] ?? 'no answer'));
+  socket.on('connect', async () => {
+    socket.write(head);
+    for (let offset = 0; offset < body.length && !failure; offset += 65536) {
+      if (!socket.write(body.subarray(offset, offset + 65536))) await new Promise((r) => socket.once('drain', r));
+      await new Promise((r) => setImmediate(r));
+    }
+    socket.end();
+  });
+});
+(async () => {
+  const counts = {};
+  for (let round = 0; round < 5; round++)
+    for (const outcome of await Promise.all(Array.from({ length: 10 }, once))) counts[outcome] = (counts[outcome] || 0) + 1;
+  process.stdout.write(JSON.stringify(counts));
+})();
+`;
 
 function expectProblem(response: ApiResponse, status: number, code: string): void {
   expect(response.status).toBe(status);
@@ -497,6 +534,19 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
         JSON.stringify({ license_blob: 'A'.repeat(ONE_MIB + 10) }),
       );
       expectProblem(onVerify, 413, 'payload_too_large');
+    });
+
+    it('answers 413 to every client sending a 2 MiB body once it has sent it, never a connection reset', async () => {
+      // The client is a process of its own, as a real one is: in this process it would never race the server.
+      const outcomes = await new Promise<Record<string, number>>((resolve, reject) => {
+        execFile(
+          process.execPath,
+          ['-e', OVERSIZED_CLIENT, `${stack.baseUrl}/api/v1/products`, org.adminKey],
+          { timeout: 60_000 },
+          (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as Record<string, number>)),
+        );
+      });
+      expect(outcomes).toEqual({ 413: 50 });
     });
 
     it('reads a body just under 1 MiB and validates it (400, not 413)', async () => {

@@ -38,6 +38,8 @@ const CYCLE: Op[] = ['create', 'check', 'sync', 'activate', 'create', 'sync', 'c
 interface Answer {
   status: number; // 0: no answer within REQUEST_TIMEOUT_MS, or the connection failed
   contentType: string;
+  /** The Retry-After header, as sent. */
+  retryAfter?: string;
   body: any;
   error?: string;
 }
@@ -126,6 +128,7 @@ describe('faults under load', () => {
       return {
         status: response.status,
         contentType: response.headers.get('content-type') ?? '',
+        retryAfter: response.headers.get('retry-after') ?? undefined,
         body: parsed,
       };
     } catch (error) {
@@ -438,16 +441,23 @@ describe('faults under load', () => {
       });
   }, 180_000);
 
-  it('answers every request with a 2xx or a clean problem, never a 500 and never a hang', () => {
+  it('answers every request with a 2xx or a clean problem, never a 500 and never a hang; every 503 says when to retry', () => {
     expect(calls.length).toBeGreaterThan(0);
     const unclean = calls.filter((c) => {
       if (c.status >= 200 && c.status < 300) return false;
       if (c.status < 400 || (c.status >= 500 && c.status !== 503)) return true;
       if (!/application\/problem\+json/.test(c.contentType)) return true;
-      return c.status === 503 && c.body?.code !== 'unavailable';
+      return c.status === 503 && (c.body?.code !== 'unavailable' || !(Number(c.retryAfter) >= 1));
     });
     expect(
-      unclean.map(({ op, status, body, error, during }) => ({ op, status, body, error, during })),
+      unclean.map(({ op, status, body, error, during, retryAfter }) => ({
+        op,
+        status,
+        body,
+        error,
+        during,
+        retryAfter,
+      })),
     ).toEqual([]);
   });
 

@@ -18,6 +18,7 @@ import { serveConsole } from './http/console';
 import { registerDirectRoutes } from './http/direct-routes';
 import { closeGracefully } from './http/graceful-close';
 import { registerIndexRoute } from './http/index-route';
+import { drainOversizedBodies } from './http/oversized-bodies';
 import { toProblem } from './http/problem';
 import { sendProblem } from './http/problem.filter';
 import { assertWellFormed, decodeUtf8Body, findIllFormedInput } from './http/well-formed-input';
@@ -78,6 +79,7 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   registerAuthentication(fastify, authenticatorsOf(app));
   if (config.RATE_LIMIT_ENABLED) registerRateLimits(fastify, app.get(RateLimitService));
   refuseIllFormedParameters(fastify);
+  drainOversizedBodies(fastify, BODY_LIMIT);
   parseJsonBodies(fastify);
   registerDirectRoutes(app);
   serveOpenApi(app);
