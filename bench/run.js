@@ -21,7 +21,7 @@ const {
   startProcesses,
   waitFor,
 } = require('./lib/platform');
-const { scenarios, syncTracker } = require('./lib/scenarios');
+const { issueTokens, scenarios, syncTracker } = require('./lib/scenarios');
 const { SEED_VERSION, seed } = require('./lib/seed');
 const { formatProfile, pgProfiler } = require('./lib/pg-profile');
 const { printTable } = require('./lib/report');
@@ -320,9 +320,11 @@ async function run(options, cleanup) {
   if (profiler) cleanup.push(async () => profiler.close());
   const settings = { connections: options.connections };
 
-  const selected = scenarios(manifest).filter(
-    (s) => !options.scenarios || options.scenarios.includes(s.name),
-  );
+  const wanted = (name) => !options.scenarios || options.scenarios.includes(name);
+  // License tokens are issued for each run (they are not part of the seeded data).
+  if (wanted('sync-token') || wanted('validate-token'))
+    manifest.tokens = await issueTokens(manifest, apiClient(baseUrl, manifest.orgs[0].adminKeys[0]));
+  const selected = scenarios(manifest).filter((s) => wanted(s.name));
   say(
     `\n${options.connections} connections, ${options.warmup} s warm-up, then ${options.rounds} × ` +
       `${options.duration} s per side (the sides alternating), platform ${baseUrl}, reference ${refUrl}\n`,
@@ -361,17 +363,20 @@ async function run(options, cleanup) {
       if (scenario.noReference) continue;
       // The platform idle again (its outbox relays, consumers and analytics done with the load).
       await settle(platformPids, options.smoke ? 5000 : 20_000);
-      const refRequests = scenario.requests('/ref', scenario.tracked ? syncTracker() : undefined);
+      const refTracker = scenario.tracked ? syncTracker() : undefined;
+      const refRequests = scenario.requests('/ref', refTracker);
+      // A scenario may compare two ways of calling the platform itself (a license token against a key).
+      const comparedUrl = scenario.referenceOnPlatform ? baseUrl : refUrl;
       if (round === 0 && options.warmup > 0)
-        await load({ url: refUrl, requests: refRequests, ...settings, duration: options.warmup });
+        await load({ url: comparedUrl, requests: refRequests, ...settings, duration: options.warmup });
       await profiler?.start();
       ref.push(
         await loadRound({
-          url: refUrl,
+          url: comparedUrl,
           requests: refRequests,
           ...settings,
           duration: options.duration,
-          sampler: refSampler,
+          sampler: scenario.referenceOnPlatform ? oursSampler : refSampler,
         }),
       );
       await profiler?.stop('reference');

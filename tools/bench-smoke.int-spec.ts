@@ -32,7 +32,17 @@ describe('npm run bench -- --smoke', () => {
 
     const { rows } = JSON.parse(readFileSync(results, 'utf8')) as { rows: Row[] };
     expect(rows.map((row) => row.name).sort()).toEqual(
-      ['activation', 'check-revocation', 'get', 'license-create', 'sync', 'validate', 'verify'].sort(),
+      [
+        'activation',
+        'check-revocation',
+        'get',
+        'license-create',
+        'sync',
+        'sync-token',
+        'validate',
+        'validate-token',
+        'verify',
+      ].sort(),
     );
     for (const row of rows) {
       expect({ scenario: row.name, requests: row.ours.requests > 0, errors: row.ours.errors }).toEqual({

@@ -55,6 +55,77 @@ function syncTracker() {
   };
 }
 
+/**
+ * The validate machines' licenses, each with a license token (issued by `issueTokens` before the
+ * run): what a shipped application holds instead of the organization's client key.
+ */
+async function issueTokens(manifest, api) {
+  return pool(manifest.samples.validate, async ({ key, fingerprint }) => {
+    const { activations } = await retried(() =>
+      api('GET', `/activations?license_key=${encodeURIComponent(key)}`),
+    );
+    const { token } = await retried(() =>
+      api('POST', `/licenses/${activations[0].license_id}/tokens`, { name: 'bench' }),
+    );
+    return { key, fingerprint, token };
+  });
+}
+
+/** `fn`, tried again after a second when it fails (a platform still busy with the seed answers 503). */
+async function retried(fn, attempts = 5) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
+/** `fn` over `items`, 4 at a time, answers in order. */
+async function pool(items, fn) {
+  const answers = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      answers[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+  return answers;
+}
+
+/**
+ * The same sync or validate load authenticated two ways, both on the platform: each machine with
+ * its license token (ours), and with the organization's client key (the "reference"). The ratio is
+ * what a license token costs on a hot path against an API key.
+ */
+function tokenScenario(name, path, bodyOf, { org, tokens }) {
+  return {
+    name: `${name}-token`,
+    label: `${name} by license token (vs client key)`,
+    target: { ratio: 0.8 },
+    referenceOnPlatform: true,
+    requests: (prefix) => {
+      const machine = rotation(tokens);
+      return [
+        {
+          method: 'POST',
+          path: `/api/v1${path}`,
+          setupRequest(req) {
+            const { key, fingerprint, token } = machine();
+            req.headers = bearer(prefix === '/ref' ? org.clientKey : token);
+            req.body = JSON.stringify(bodyOf(key, fingerprint));
+            return req;
+          },
+        },
+      ];
+    },
+  };
+}
+
 function scenarios(manifest) {
   const org = manifest.orgs[0];
   const s = manifest.samples;
@@ -136,6 +207,27 @@ function scenarios(manifest) {
         ];
       },
     },
+    ...(manifest.tokens
+      ? [
+          tokenScenario(
+            'sync',
+            '/licenses/sync',
+            (key, fingerprint) => ({
+              license_serial: key,
+              hardware_fingerprint: fingerprint,
+              app_version: '2.4.1',
+              features_used: ['pro'],
+              seats_in_use: 1,
+              report_id: timeOrderedUuid(),
+            }),
+            { org, tokens: manifest.tokens },
+          ),
+          tokenScenario('validate', '/licenses/validate', (key, fingerprint) => ({ key, fingerprint }), {
+            org,
+            tokens: manifest.tokens,
+          }),
+        ]
+      : []),
     {
       name: 'get',
       label: 'GET /products/:id (one hop)',
@@ -215,4 +307,4 @@ function scenarios(manifest) {
   ];
 }
 
-module.exports = { scenarios, syncTracker, checkBatch };
+module.exports = { issueTokens, scenarios, syncTracker, checkBatch };
