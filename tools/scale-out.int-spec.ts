@@ -30,6 +30,7 @@ import {
   uniqueNamespace,
   waitFor,
 } from '@licensing/shared/testing';
+import { scopedReportId } from '@licensing/app/revocation-service';
 import { Balancer, Outcome, Request, percentile, sleep } from './support/load';
 import { NatsNode, PlatformProcess, killAll, startNatsCluster } from './support/platform-processes';
 
@@ -101,6 +102,7 @@ describe('scale-out: two gateways, two replicas of every service, a 3-node NATS 
 
     const adminKey = /export LICENSING_API_KEY=(lk_\S+)/.exec(readFileSync(gateways[0]!.log, 'utf8'))![1]!;
     const admin = new ApiClient(gateways[0]!.url, adminKey);
+    const orgId = (await admin.get('/api/v1/api-keys/current')).body.org_id as string;
     const { product } = await productWithKeyPair(admin);
     const { key: client } = await apiKeyWithScopes(admin, ['client']);
     const seeded: License[] = [];
@@ -288,7 +290,8 @@ describe('scale-out: two gateways, two replicas of every service, a 3-node NATS 
         const rows = await sql<{ report_id: string; copies: number }>(
           `SELECT report_id, count(*)::int AS copies FROM analytics.sync_reports
             WHERE report_id = ANY($1) GROUP BY report_id`,
-          [syncs],
+          // Stored under the ids scoped to the organization.
+          [syncs.map((reportId) => scopedReportId(orgId, reportId))],
         );
         return rows.length === syncs.length && rows;
       },

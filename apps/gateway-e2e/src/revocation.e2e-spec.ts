@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { JetStreamManager, NatsConnection, connect } from 'nats';
-import { serialCacheKey } from '@licensing/app/revocation-service';
+import { scopedReportId, serialCacheKey } from '@licensing/app/revocation-service';
 import { Streams, SyncReportRecord } from '@licensing/contracts';
 import { streamName } from '@licensing/shared/messaging';
 import { ApiClient, waitFor, TEST_NATS_URL, TEST_REDIS_URL } from '@licensing/shared/testing';
@@ -220,11 +220,12 @@ describe('check-revocation and sync through the gateway', () => {
     };
     expect((await sync(body)).status).toBe(200);
 
-    // No waiting: the 200 itself promises the report is stored.
-    const stored = (await storedReports()).filter((report) => report.report_id === reportId);
+    // No waiting: the 200 itself promises the report is stored, under the id scoped to the organization.
+    const storedId = scopedReportId(org.id, reportId);
+    const stored = (await storedReports()).filter((report) => report.report_id === storedId);
     expect(stored).toEqual([
       {
-        report_id: reportId,
+        report_id: storedId,
         org_id: org.id,
         license_id: reported.id,
         product_id: product.id,
@@ -239,7 +240,7 @@ describe('check-revocation and sync through the gateway', () => {
     ]);
 
     expect((await sync(body)).status).toBe(200);
-    expect((await storedReports()).filter((report) => report.report_id === reportId)).toHaveLength(1);
+    expect((await storedReports()).filter((report) => report.report_id === storedId)).toHaveLength(1);
   });
 
   it('stores a report without report_id under an id of its own, and nothing for an unknown serial', async () => {

@@ -23,6 +23,7 @@ import {
 import { startRevocationService } from './app';
 import { serialCacheKey } from '@licensing/shared/serial-cache';
 import { loadRevocationServiceConfig } from './config';
+import { scopedReportId } from './revocation/report-ids';
 
 /**
  * The revocation service alone, on the real Redis and NATS, with the license service played by a
@@ -264,7 +265,11 @@ describe('revocation service', () => {
     const stored = await jsm.streams.getMessage(streamName(namespace, Streams.syncReports.name), {
       last_by_subj: namespaced(namespace, syncReportSubject(orgId)),
     });
-    expect(stored.json()).toMatchObject({ report_id: reportId, serial: entry.serial, seats_in_use: 2 });
+    expect(stored.json()).toMatchObject({
+      report_id: scopedReportId(orgId, reportId),
+      serial: entry.serial,
+      seats_in_use: 2,
+    });
 
     await jsm.streams.delete(streamName(namespace, Streams.syncReports.name));
     try {
