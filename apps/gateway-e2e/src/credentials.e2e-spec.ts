@@ -343,6 +343,27 @@ describe('credentials that reach one license', () => {
   });
 
   describe('farming and hijacking, replayed', () => {
+    it("never replays, for a license token, an idempotent answer made for another license or for the organization's key", async () => {
+      const own = await newLicense();
+      const other = await newLicense();
+      const { api: ownToken } = await tokenOf(own.id);
+      const { api: otherToken } = await tokenOf(other.id);
+      const headers = { 'idempotency-key': `shared-${randomUUID()}` };
+      const body = { license_id: other.id, fingerprint: 'fp-victim' };
+      expect((await otherToken.post('/api/v1/activations', body, headers)).status).toBe(201);
+      // The same key and body from another license's token: its own answer (404), not the replay.
+      const stolen = await ownToken.post('/api/v1/activations', body, headers);
+      expect(stolen.headers.get('idempotent-replayed')).toBeNull();
+      notFound(stolen);
+      // An organization key's answer is not replayed to a token either: the token gets its machine token.
+      const keyHeaders = { 'idempotency-key': `org-${randomUUID()}` };
+      const seat = { license_id: own.id, fingerprint: 'fp-own' };
+      expect((await client.post('/api/v1/activations', seat, keyHeaders)).status).toBe(201);
+      const mine = await ownToken.post('/api/v1/activations', seat, keyHeaders);
+      expect(mine.headers.get('idempotent-replayed')).toBeNull();
+      expect(mine.body.machine_token).toMatch(/^mt_/);
+    });
+
     it('stops an activate-and-release loop at the cap, online and air-gapped counted together, however the license is named', async () => {
       const license = await newLicense({ max_seats: 1, license_type: 'floating' });
       const outcomes: number[] = [];

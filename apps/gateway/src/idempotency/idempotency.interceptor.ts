@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   CallHandler,
   ExecutionContext,
@@ -101,6 +102,17 @@ function headersToReplay(reply: FastifyReply): ReplayedHeaders {
 }
 
 /**
+ * The key as stored. An API key's keys are its organization's (as the API promises); a license or
+ * machine token's live in its license's own space, so that a shipped application can neither
+ * replay an answer made for another license (or for an organization key) nor block one.
+ */
+function storedKeyOf(request: FastifyRequest, key: string): string {
+  const reach = request.auth!.reach;
+  if (reach.kind === 'organization') return key;
+  return `license:${createHash('sha256').update(`${reach.license_id}\n${key}`).digest('hex')}`;
+}
+
+/**
  * Makes a create route safe to retry with an `Idempotency-Key` header: the first request with a
  * key runs and its answer (2xx or 4xx) is stored; a repeat gets that answer again with
  * `Idempotent-Replayed: true`. A 5xx gives the key back, so that a retry runs again. Without the
@@ -125,7 +137,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
     const claim = await this.idempotency.claim({
       orgId,
-      key,
+      key: storedKeyOf(request, key),
       route: routeOf(request),
       requestHash: requestHash(request.body),
     });
