@@ -283,6 +283,29 @@ describe('push revocation (GET /licenses/events)', () => {
     }
   });
 
+  it('ends a stream at once when the API key or license token that opened it is revoked, on any gateway', async () => {
+    const license = await newLicense();
+    const key = await apiKeyWithScopes(org.api, ['client']);
+    const token = await org.api.post(`/api/v1/licenses/${license.id}/tokens`, {});
+    const byKey = await open(secondUrl, key.key.key, [license.serial]);
+    const byToken = await open(secondUrl, token.body.token, [license.serial]);
+    const bystander = await open(secondUrl, clientKey, [license.serial]);
+    await Promise.all([ready(byKey), ready(byToken), ready(bystander)]);
+
+    expect((await org.api.delete(`/api/v1/api-keys/${key.key.id}`)).status).toBe(200);
+    expect((await org.api.delete(`/api/v1/license-tokens/${token.body.id}`)).status).toBe(200);
+    const within = (ms: number) =>
+      new Promise((_, reject) => setTimeout(() => reject(new Error('still open')), ms));
+    await Promise.race([Promise.all([byKey.ended, byToken.ended]), within(3_000)]);
+    // Another credential's stream goes on.
+    expect(
+      await Promise.race([
+        bystander.ended.then(() => 'ended'),
+        new Promise((r) => setTimeout(() => r('open'), 300)),
+      ]),
+    ).toBe('open');
+  });
+
   it('ends its streams when the gateway shuts down, without holding the shutdown', async () => {
     const third = await startGateway(loadGatewayConfig(stack.env));
     const url = `http://127.0.0.1:${(third.getHttpServer().address() as { port: number }).port}`;

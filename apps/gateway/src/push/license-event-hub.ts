@@ -7,7 +7,13 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { AckPolicy, ConsumerMessages, DeliverPolicy, JsMsg, nanos } from 'nats';
-import { LICENSE_EVENTS_FILTER, LicensingEvent, LicenseView, Streams } from '@licensing/contracts';
+import {
+  Broadcasts,
+  LICENSE_EVENTS_FILTER,
+  LicensingEvent,
+  LicenseView,
+  Streams,
+} from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
 import { BusClient, Readiness, ensureStream, namespaced, streamName } from '@licensing/shared/messaging';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
@@ -17,7 +23,7 @@ import { SSE_HEARTBEAT, organizationOfEventSubject, pushedView, sseFrame } from 
 export const HEARTBEAT_MS = 20_000;
 /**
  * A connection is closed after about this long (checked at the heartbeat) and the client
- * reconnects with Last-Event-ID, losing nothing: that is when a revoked API key stops streaming.
+ * reconnects with Last-Event-ID, losing nothing. (A revoked credential's streams end at once.)
  */
 export const MAX_CONNECTION_AGE_MS = 60 * 60_000;
 /** At most this many of an organization's license events are replayed on a resume; more is a reset. */
@@ -38,6 +44,8 @@ interface Connection {
   /** Its index keys (`<org> <serial>`). */
   keys: string[];
   response: ServerResponse;
+  /** The SHA-256 of the credential that opened it: revoking that credential ends the stream. */
+  credentialHash: string;
   /** The stream sequence up to which this connection has everything that concerns it. */
   cursor: number;
   /** Live events that arrived while its replay ran: sent after it, those past the cursor. */
@@ -47,6 +55,8 @@ interface Connection {
 
 export interface OpenStream {
   orgId: string;
+  /** The SHA-256 of the bearer credential (API key or token) the stream is opened with. */
+  credentialHash: string;
   serials: string[];
   /** The client's Last-Event-ID: undefined for a first connection, NaN when unreadable. */
   lastEventId: number | undefined;
@@ -109,6 +119,16 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
   onApplicationBootstrap(): void {
     this.heartbeat = setInterval(() => this.beat(), HEARTBEAT_MS);
     this.heartbeat.unref();
+    // A revoked API key or token stops streaming at once, on every gateway.
+    this.bus.subscribe(Broadcasts.apiKeyRevoked, ({ key_hash }) => this.revoked(key_hash));
+    this.bus.subscribe(Broadcasts.tokenRevoked, ({ token_hash }) => this.revoked(token_hash));
+  }
+
+  /** Ends every stream opened with the credential of this hash. */
+  private revoked(credentialHash: string): void {
+    for (const connection of [...this.connections]) {
+      if (connection.credentialHash === credentialHash) this.close(connection);
+    }
   }
 
   /**
@@ -155,6 +175,7 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
       orgId: stream.orgId,
       keys: stream.serials.map((serial) => keyOf(stream.orgId, serial)),
       response,
+      credentialHash: stream.credentialHash,
       cursor: this.position ?? 0,
       held: stream.lastEventId === undefined ? undefined : [],
       closeAt: Date.now() + MAX_CONNECTION_AGE_MS * (1 + Math.random() / 4),

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { OutgoingHttpHeaders } from 'node:http';
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
@@ -6,6 +7,7 @@ import { LicenseEventsQueryDto, MAX_SERIALS_PER_STREAM } from '@licensing/contra
 import { ApiProblems } from '../http/api-problems';
 import { Operation } from '../http/operation';
 import { routes } from '../http/routes';
+import { bearerKeyOf } from '../identity/authenticate.hook';
 import { AllowScopes } from '../identity/scopes';
 import { rateLimitHeaders } from '../rate-limits/rate-limits';
 import { HEARTBEAT_MS, LicenseEventHub, MAX_REPLAY } from './license-event-hub';
@@ -29,7 +31,7 @@ export class LicenseEventsController {
       `missed (up to ${MAX_REPLAY} of the organization's license events; beyond that, or older than ` +
       'the stream keeps, a `reset` event says to re-check with check-revocation). The first event, ' +
       '`ready`, carries the current position as its id. A comment line is sent every ' +
-      `${HEARTBEAT_MS / 1000} s; the server ends a stream after about an hour and on shutdown, and the ` +
+      `${HEARTBEAT_MS / 1000} s; the server ends a stream after about an hour, on shutdown, and at once when its API key or token is revoked; the ` +
       'client reconnects with its `Last-Event-ID`. A license token follows its own serial only; ' +
       "another serial is accepted and never produces an event, as another organization's.",
   })
@@ -62,6 +64,9 @@ export class LicenseEventsController {
     });
     await this.hub.open(reply.raw, {
       orgId: request.auth!.orgId,
+      credentialHash: createHash('sha256')
+        .update(bearerKeyOf(request.headers.authorization) ?? '')
+        .digest('hex'),
       serials: reachableSerials(serialsOf(query.serials), request),
       lastEventId: lastEventIdOf(request.headers['last-event-id']),
     });
