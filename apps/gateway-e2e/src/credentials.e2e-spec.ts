@@ -343,6 +343,26 @@ describe('credentials that reach one license', () => {
   });
 
   describe('farming and hijacking, replayed', () => {
+    it("spends only its own license's activation budget, so naming another license cannot lock its owner out", async () => {
+      const victim = await newLicense();
+      const { api: attacker } = await tokenOf((await newLicense()).id);
+      const { api: owner } = await tokenOf(victim.id);
+      // More than the per-license budget (60 an hour), all naming the victim's license.
+      for (let i = 0; i < 65; i++) {
+        const answer = await attacker.post('/api/v1/activations', {
+          license_id: victim.id,
+          fingerprint: `x-${i}`,
+        });
+        if (answer.status === 429) break;
+        notFound(answer);
+      }
+      const activated = await owner.post('/api/v1/activations', {
+        license_id: victim.id,
+        fingerprint: 'owner',
+      });
+      expect(activated.status).toBe(201);
+    });
+
     it("never replays, for a license token, an idempotent answer made for another license or for the organization's key", async () => {
       const own = await newLicense();
       const other = await newLicense();

@@ -17,6 +17,14 @@ declare module 'fastify' {
 /** Activation churn is a known abuse: this route also spends from the license's own budget. */
 export const LimitPerLicense = (): MethodDecorator => AddRouteConfig({ rate_limit_per_license: true });
 
+/**
+ * The license whose activation budget a request spends: the one its body names, or for a license
+ * or machine token always its own, so that a token naming another license (answered 404) cannot
+ * spend that license's budget and lock its owner out.
+ */
+const budgetOf = (request: FastifyRequest): string | undefined =>
+  request.auth?.license ? `id:${request.auth.license.id}` : licenseOf(request.body);
+
 const classOf = (request: FastifyRequest) =>
   routeClassOf(request.method, request.routeOptions.config?.allowed_scopes);
 
@@ -44,7 +52,7 @@ export function registerRateLimits(fastify: FastifyInstance, limiter: RateLimitS
     if (request.auth && !request.routeOptions.config?.rate_limit_per_license) await enforce(request);
   });
   fastify.addHook('preHandler', async (request) => {
-    if (request.auth && !request.rateLimit) await enforce(request, licenseOf(request.body));
+    if (request.auth && !request.rateLimit) await enforce(request, budgetOf(request));
   });
   fastify.addHook('onSend', async (request, reply) => {
     if (!request.auth) return;
