@@ -45,6 +45,9 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'GET /products/{id}/revocation-list': ['admin', 'read', 'client'],
   'GET /organizations/current/response-keys': ['admin', 'read', 'client'],
   'GET /organizations/current': ['admin', 'read'],
+  'POST /organizations/current/response-keys': ['admin'],
+  'POST /organizations/current/response-keys/{id}/activate': ['admin'],
+  'DELETE /organizations/current/response-keys/{id}': ['admin'],
   'PATCH /organizations/current': ['admin'],
 
   'GET /licenses': ['admin', 'read'],
@@ -114,6 +117,8 @@ interface Resources {
   activation(): Promise<any>;
   webhook(): Promise<any>;
   licenseToken(): Promise<any>;
+  /** A response key of org A (a `next` one, fresh). */
+  responseKey(): Promise<{ kid: string }>;
   /** Org A's admin, for the setup a request needs. */
   admin(): ApiClient;
   /** New resources may be made: false for calls that must change nothing. */
@@ -129,6 +134,8 @@ interface World {
   apiKey: any;
   webhook: any;
   licenseToken: any;
+  /** Org A's active response key. */
+  responseKey: { kid: string };
   /** A delivery of `webhook` (its test event). */
   delivery: { id: string };
   range: string;
@@ -156,6 +163,16 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   'GET /products/{id}/revocation-list': async (w) => ({ path: `/products/${w.product.id}/revocation-list` }),
   'GET /organizations/current/response-keys': async () => ({ path: '/organizations/current/response-keys' }),
   'GET /organizations/current': async () => ({ path: '/organizations/current' }),
+  'POST /organizations/current/response-keys': async (_w, r) => {
+    if (r.fresh) await withoutNextResponseKey(r.admin());
+    return { path: '/organizations/current/response-keys' };
+  },
+  'POST /organizations/current/response-keys/{id}/activate': async (_w, r) => ({
+    path: `/organizations/current/response-keys/${(await r.responseKey()).kid}/activate`,
+  }),
+  'DELETE /organizations/current/response-keys/{id}': async (_w, r) => ({
+    path: `/organizations/current/response-keys/${(await r.responseKey()).kid}`,
+  }),
   'PATCH /organizations/current': async () => ({
     path: '/organizations/current',
     body: { checkout_ttl_seconds: 2_592_000 },
@@ -314,6 +331,20 @@ const TENANCY: Record<RouteKey, Tenancy> = {
     none: "names the caller's own organization (`current`), never another's",
   },
   'GET /organizations/current': { none: "names the caller's own organization (`current`), never another's" },
+  'POST /organizations/current/response-keys': {
+    none: "creates a key of the caller's own organization (`current`); names no resource",
+  },
+  'POST /organizations/current/response-keys/{id}/activate': {
+    call: (w) => ({
+      method: 'POST',
+      path: `/organizations/current/response-keys/${w.responseKey.kid}/activate`,
+    }),
+    expect: notFound,
+  },
+  'DELETE /organizations/current/response-keys/{id}': {
+    call: (w) => ({ method: 'DELETE', path: `/organizations/current/response-keys/${w.responseKey.kid}` }),
+    expect: notFound,
+  },
   'PATCH /organizations/current': {
     none: "names the caller's own organization (`current`), never another's",
   },
@@ -543,6 +574,16 @@ async function offlineRelease(r: Resources): Promise<string> {
   return createActivationRelease(activated.body.activation_file, request.machineKey);
 }
 
+/** Deletes org A's `next` response key, if it has one: there is one at a time. */
+async function withoutNextResponseKey(admin: ApiClient): Promise<void> {
+  const { keys } = (await admin.get('/api/v1/organizations/current/response-keys')).body as {
+    keys: { kid: string; status: string }[];
+  };
+  for (const key of keys.filter((k) => k.status === 'next')) {
+    expect((await admin.delete(`/api/v1/organizations/current/response-keys/${key.kid}`)).status).toBe(200);
+  }
+}
+
 /** Where the matrices' webhooks point: a host that does not resolve here, so nothing is ever sent. */
 const WEBHOOK_URL = 'https://hooks.example.test/matrix';
 
@@ -583,6 +624,12 @@ describe('access matrices over every route the gateway serves', () => {
       expect(created.status).toBe(201);
       return created.body;
     },
+    responseKey: async () => {
+      await withoutNextResponseKey(orgA.api);
+      const created = await orgA.api.post('/api/v1/organizations/current/response-keys');
+      expect(created.status).toBe(201);
+      return created.body;
+    },
     admin: () => orgA.api,
     fresh: true,
   };
@@ -595,6 +642,7 @@ describe('access matrices over every route the gateway serves', () => {
     activation: async () => world.activation,
     webhook: async () => world.webhook,
     licenseToken: async () => world.licenseToken,
+    responseKey: async () => world.responseKey,
     admin: () => orgA.api,
     fresh: false,
   };
@@ -670,6 +718,8 @@ describe('access matrices over every route the gateway serves', () => {
     expect(delivery.status).toBe(202);
     const licenseToken = await orgA.api.post(`/api/v1/licenses/${license.id}/tokens`, { name: 'matrix' });
     expect(licenseToken.status).toBe(201);
+    const responseKeys = await orgA.api.get('/api/v1/organizations/current/response-keys');
+    expect(responseKeys.status).toBe(200);
     world = {
       keyPair,
       product,
@@ -678,6 +728,7 @@ describe('access matrices over every route the gateway serves', () => {
       apiKey: read.key,
       webhook: webhook.body,
       licenseToken: licenseToken.body,
+      responseKey: responseKeys.body.keys[0],
       delivery: { id: delivery.body.delivery_id },
       range: `from=${new Date(Date.now() - day).toISOString()}&to=${new Date(Date.now() + day).toISOString()}`,
     };

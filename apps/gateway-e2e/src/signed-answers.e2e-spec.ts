@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
 import { loadGatewayConfig, startGateway } from '@licensing/app/gateway';
 import { verifySignedAnswer, type PublicJwkSet } from '@licensing/license-verifier';
-import { ApiClient, ApiResponse, verifyDetachedWithJose } from '@licensing/shared/testing';
+import { ApiClient, ApiResponse, verifyDetachedWithJose, waitFor } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair, sql } from './support/fixtures';
 
@@ -69,6 +69,7 @@ describe('signed online answers (Licensing-Nonce → Licensing-Signature)', () =
         kid: expect.any(String),
         alg: 'EdDSA',
         use: 'sig',
+        status: 'active',
       },
     ]);
     expect((await org.api.get('/v1/organizations/current/response-keys')).body).toEqual(jwks);
@@ -205,6 +206,90 @@ describe('signed online answers (Licensing-Nonce → Licensing-Signature)', () =
       );
     } finally {
       await second?.close();
+    }
+  });
+
+  it('rotates the response key in two steps, on every gateway, and keeps answers signed before verifiable', async () => {
+    const rotating = await stack.newOrganization();
+    const { product: ownProduct } = await productWithKeyPair(rotating.api);
+    const own = await createLicense(rotating.api, { product_id: ownProduct.id });
+    const { api: ownClient } = await apiKeyWithScopes(rotating.api, ['client']);
+    const second: INestApplication = await startGateway(loadGatewayConfig(stack.env));
+    const { port } = second.getHttpServer().address() as { port: number };
+    const elsewhere = new ApiClient(`http://127.0.0.1:${port}`, ownClient.apiKey);
+    const signedBy = async (api: ApiClient) => {
+      const sent = nonce();
+      const response = await api.post(
+        '/api/v1/licenses/check-revocation',
+        { serials: [own.serial] },
+        { 'licensing-nonce': sent },
+      );
+      const signature = response.headers.get('licensing-signature')!;
+      return {
+        kid: headerOf(signature).kid as string,
+        answer: { body: response.text, signature, nonce: sent },
+      };
+    };
+    try {
+      const before = await signedBy(elsewhere);
+      const published = (await ownClient.get('/api/v1/organizations/current/response-keys'))
+        .body as PublicJwkSet;
+      expect(published.keys.map((k: any) => [k.kid, k.status])).toEqual([[before.kid, 'active']]);
+
+      // Step 1: the next key is published, and signs nothing yet.
+      const next = await rotating.api.post('/api/v1/organizations/current/response-keys');
+      expect(next.status).toBe(201);
+      expect(next.body).toMatchObject({ kty: 'OKP', crv: 'Ed25519', status: 'next' });
+      expect((await rotating.api.post('/api/v1/organizations/current/response-keys')).status).toBe(409);
+      const withNext = (await ownClient.get('/api/v1/organizations/current/response-keys'))
+        .body as PublicJwkSet;
+      expect(withNext.keys.map((k: any) => k.status)).toEqual(['active', 'next']);
+      expect((await signedBy(elsewhere)).kid).toBe(before.kid);
+
+      // Step 2: activated through one gateway, it signs on the other at once.
+      const activated = await rotating.api.post(
+        `/api/v1/organizations/current/response-keys/${next.body.kid}/activate`,
+      );
+      expect(activated.status).toBe(200);
+      expect(activated.body.keys.map((k: any) => [k.kid, k.status])).toEqual([
+        [next.body.kid, 'active'],
+        [before.kid, 'retired'],
+      ]);
+      const after = await waitFor(
+        async () => {
+          const signed = await signedBy(elsewhere);
+          return signed.kid === next.body.kid && signed;
+        },
+        { what: 'the other gateway to sign with the new key', timeoutMs: 2_000 },
+      );
+      // Both answers verify with the published set: the old one by its retired key.
+      const set = activated.body as PublicJwkSet;
+      expect((await verifySignedAnswer(after.answer, set)).errors).toEqual([]);
+      expect((await verifySignedAnswer(before.answer, set)).errors).toEqual([]);
+
+      // The active key cannot be deleted; a retired one can, and then answers it signed no longer verify.
+      const refused = await rotating.api.delete(
+        `/api/v1/organizations/current/response-keys/${next.body.kid}`,
+      );
+      expect(refused.status).toBe(409);
+      expect(
+        (await rotating.api.delete(`/api/v1/organizations/current/response-keys/${before.kid}`)).status,
+      ).toBe(200);
+      const pruned = (await ownClient.get('/api/v1/organizations/current/response-keys'))
+        .body as PublicJwkSet;
+      expect(pruned.keys.map((k: any) => k.kid)).toEqual([next.body.kid]);
+      expect((await verifySignedAnswer(before.answer, pruned)).errors).not.toEqual([]);
+      // Another organization names none of them.
+      expect(
+        (await other.api.delete(`/api/v1/organizations/current/response-keys/${next.body.kid}`)).status,
+      ).toBe(404);
+      await waitFor(
+        async () =>
+          (await rotating.api.get('/api/v1/audit-events?resource_type=response_key')).body.total === 3,
+        { what: 'the creation, the rotation and the deletion in the audit log' },
+      );
+    } finally {
+      await second.close();
     }
   });
 });

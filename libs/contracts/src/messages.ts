@@ -229,6 +229,10 @@ export const Broadcasts = {
   apiKeyRevoked: { subject: 'identity.api-key.revoked.v1' } as BroadcastDefinition<{ key_hash: string }>,
   /** A license token was revoked, or a machine token died with its activation: gateways drop it at once. */
   tokenRevoked: { subject: 'credential.token.revoked.v1' } as BroadcastDefinition<{ token_hash: string }>,
+  /** An organization's response keys changed (a rotation): gateways read them again. */
+  responseKeysChanged: { subject: 'identity.response-keys.changed.v1' } as BroadcastDefinition<{
+    org_id: string;
+  }>,
   /** An organization's settings changed: gateways read them again on the next request. */
   organizationChanged: { subject: 'identity.organization.changed.v1' } as BroadcastDefinition<{
     org_id: string;

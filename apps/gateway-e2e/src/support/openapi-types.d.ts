@@ -1084,7 +1084,7 @@ export interface paths {
         };
         /**
          * Get the organization's response keys
-         * @description The public keys that sign the organization's online answers (`Licensing-Signature` on verify, validate, check-revocation and sync when the request sends `Licensing-Nonce`), as a JWK Set: Ed25519, one per organization, created on first use. Ship it with the application.
+         * @description The public keys that sign the organization's online answers (`Licensing-Signature` on verify, validate, check-revocation and sync when the request sends `Licensing-Nonce`), as a JWK Set: Ed25519, the `active` key (created on first use) first, then a `next` key and `retired` ones if there are. Ship it with the application, and pick the key by the signature's `kid`.
          *
          *     **Who may call it:** an API key with scope `admin` or `read` or `client`.
          *
@@ -1092,8 +1092,64 @@ export interface paths {
          */
         get: operations["getResponseKeys"];
         put?: never;
-        post?: never;
+        /**
+         * Publish the next response key
+         * @description The first step of a rotation: a new key, `next`, published in the set at once but signing nothing yet. Ship the new set with your applications, then activate the key. One `next` key at a time (`409`).
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `409 conflict`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["createNextResponseKey"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/current/response-keys/{id}/activate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate: make a key the signing one
+         * @description The key signs every answer from now on, on every gateway; the key that signed until now is `retired`, still published, so that answers it signed still verify. Answers the set.
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["activateResponseKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/current/response-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a response key
+         * @description Removes a `next` or `retired` key from the set: answers it signed no longer verify with it. The active key cannot be deleted (`409`): activate another first.
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `429 rate_limited`, `503 unavailable`.
+         */
+        delete: operations["deleteResponseKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1849,6 +1905,11 @@ export interface components {
             alg: "EdDSA";
             /** @enum {string} */
             use: "sig";
+            /**
+             * @description `active` signs answers now; `next` will after a rotation (ship it before); `retired` signed answers before a rotation (kept until deleted). A member verifiers that do not know it ignore.
+             * @enum {string}
+             */
+            status: "active" | "next" | "retired";
         };
         ResponseKeySetView: {
             keys: components["schemas"]["ResponseKeyJwk"][];
@@ -1875,7 +1936,7 @@ export interface components {
             /** @enum {string} */
             action: "created" | "updated" | "revoked" | "deleted" | "suspended" | "reinstated" | "rotated";
             /** @enum {string} */
-            resource_type: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "webhook";
+            resource_type: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook";
             /** Format: uuid */
             resource_id: string;
             actor: components["schemas"]["AuditActorView"];
@@ -6537,13 +6598,245 @@ export interface operations {
             };
         };
     };
+    createNextResponseKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponseKeyJwk"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `conflict`: the organization has a next key already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    activateResponseKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponseKeySetView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the key does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    deleteResponseKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the key does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `conflict`: the key is the active one */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
     listAuditEvents: {
         parameters: {
             query?: {
                 /** @description 1-based page number */
                 page?: number;
                 per_page?: number;
-                resource_type?: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "webhook";
+                resource_type?: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook";
                 resource_id?: string;
                 action?: "created" | "updated" | "revoked" | "deleted" | "suspended" | "reinstated" | "rotated";
                 /** @description Only changes made with this API key */

@@ -9,6 +9,13 @@ export class ResponseKeyJwk {
   kid!: string;
   @ApiProperty({ enum: ['EdDSA'] }) alg!: 'EdDSA';
   @ApiProperty({ enum: ['sig'] }) use!: 'sig';
+  @ApiProperty({
+    enum: ['active', 'next', 'retired'],
+    description:
+      '`active` signs answers now; `next` will after a rotation (ship it before); `retired` signed ' +
+      'answers before a rotation (kept until deleted). A member verifiers that do not know it ignore.',
+  })
+  status!: 'active' | 'next' | 'retired';
 }
 
 export class ResponseKeySetView {

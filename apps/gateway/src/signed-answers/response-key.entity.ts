@@ -1,14 +1,22 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn, Unique } from 'typeorm';
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { TIMESTAMP } from '@licensing/shared/database';
 import { OrganizationEntity } from '../identity/organization.entity';
 
+export const RESPONSE_KEY_STATUSES = ['next', 'active', 'retired'] as const;
+export type ResponseKeyStatus = (typeof RESPONSE_KEY_STATUSES)[number];
+
 /**
- * An organization's response key: the Ed25519 key pair that signs its online answers. One per
- * organization (the unique constraint settles two gateways creating it at once), created on first
- * use; the private half sealed with RESPONSE_MASTER_KEYS, the key's id as associated data.
+ * An Ed25519 key pair that signs an organization's online answers. The organization has one
+ * `active` key (the one that signs; created on first use), at most one `next` key (published, not
+ * signing yet: applications learn it before a rotation makes it active) and any number of
+ * `retired` keys (published until deleted, so answers signed before a rotation still verify). The
+ * partial unique indexes settle two gateways creating the first key at once. The private half is
+ * sealed with RESPONSE_MASTER_KEYS, the key's id as associated data.
  */
 @Entity({ name: 'response_keys' })
-@Unique('uq_response_keys_org', ['orgId'])
+@Index('uq_response_keys_org_active', ['orgId'], { unique: true, where: `status = 'active'` })
+@Index('uq_response_keys_org_next', ['orgId'], { unique: true, where: `status = 'next'` })
+@Check('ck_response_keys_status', `status IN ('next', 'active', 'retired')`)
 export class ResponseKeyEntity {
   @PrimaryColumn('uuid', { primaryKeyConstraintName: 'pk_response_keys' })
   id!: string;
@@ -30,6 +38,9 @@ export class ResponseKeyEntity {
 
   @Column('varchar', { name: 'master_key_version', length: 64, select: false })
   masterKeyVersion!: string;
+
+  @Column('varchar', { length: 10, default: 'active' })
+  status!: ResponseKeyStatus;
 
   @Column({ ...TIMESTAMP, name: 'created_at' })
   createdAt!: Date;

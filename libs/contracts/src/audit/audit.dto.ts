@@ -24,6 +24,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'api_key',
   'license_token',
   'organization',
+  'response_key',
   'webhook',
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
