@@ -41,6 +41,12 @@ export const gatewayEnv = {
     description:
       'AES-256 keys that encrypt the organizations\' response-signing keys at rest: "<version>:<base64 32 bytes>", comma separated, newest first',
   }),
+  MASTER_KEY_RESEAL_MS: env.int({
+    default: 60_000,
+    min: 50,
+    description:
+      'How often response keys sealed with an older master key are sealed again with the newest (one replica at a time)',
+  }),
   TRUST_PROXY: env.bool({ default: false, description: 'Trust X-Forwarded-* headers (behind an ingress)' }),
   PUSH_FEED_IDLE_MS: env.int({
     default: 60_000,

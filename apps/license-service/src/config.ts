@@ -42,6 +42,12 @@ export const licenseServiceEnv = {
     description:
       'AES-256 keys that encrypt signing keys at rest: "<version>:<base64 32 bytes>", comma separated, newest first',
   }),
+  MASTER_KEY_RESEAL_MS: env.int({
+    default: 60_000,
+    min: 50,
+    description:
+      'How often private keys sealed with an older master key are sealed again with the newest (one replica at a time)',
+  }),
 };
 
 export type LicenseServiceConfig = ConfigOf<typeof licenseServiceEnv>;

@@ -24,6 +24,12 @@ export const webhookServiceEnv = {
     description:
       'AES-256 keys that encrypt webhook secrets at rest: "<version>:<base64 32 bytes>", comma separated, newest first',
   }),
+  MASTER_KEY_RESEAL_MS: env.int({
+    default: 60_000,
+    min: 50,
+    description:
+      'How often webhook secrets sealed with an older master key are sealed again with the newest (one replica at a time)',
+  }),
   WEBHOOK_TIMEOUT_MS: env.int({
     default: 10 * SECOND,
     min: 100,

@@ -1,8 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { MasterKeyVault } from '@licensing/shared/crypto';
+import { KeyPairResealJob } from './key-pair-reseal.job';
 import { SigningKeysService } from './signing-keys.service';
 
-/** Key material: the vault that seals private keys and the cache of parsed keys. */
+/** Key material: the vault that seals private keys, the cache of parsed keys, and their re-sealing. */
 @Module({})
 export class SigningModule {
   static forRoot(masterKeys: string): DynamicModule {
@@ -12,6 +13,7 @@ export class SigningModule {
       providers: [
         { provide: MasterKeyVault, useValue: new MasterKeyVault(masterKeys, 'SIGNING_MASTER_KEYS') },
         SigningKeysService,
+        KeyPairResealJob,
       ],
       exports: [MasterKeyVault, SigningKeysService],
     };

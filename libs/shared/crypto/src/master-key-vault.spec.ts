@@ -18,6 +18,8 @@ describe('MasterKeyVault', () => {
     const rotated = new MasterKeyVault(`${key('v2')},${old}`, 'TEST_KEYS');
     expect(rotated.open('o', sealedBefore)).toBe('s');
     expect(rotated.seal('o', 's').version).toBe('v2');
+    expect([rotated.currentVersion, rotated.olderVersions]).toEqual(['v2', ['v1']]);
+    expect(new MasterKeyVault(old, 'TEST_KEYS').olderVersions).toEqual([]);
   });
 
   it('names the variable when a key is malformed or unknown', () => {

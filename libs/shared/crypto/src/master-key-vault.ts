@@ -49,6 +49,16 @@ export class MasterKeyVault {
     this.keys = new Map(keys.map(({ version, key }) => [version, key]));
   }
 
+  /** The version new secrets are sealed with: the first key of the setting. */
+  get currentVersion(): string {
+    return this.current.version;
+  }
+
+  /** The older versions this vault still opens: what a re-seal moves to the current one. */
+  get olderVersions(): string[] {
+    return [...this.keys.keys()].filter((version) => version !== this.current.version);
+  }
+
   seal(ownerId: string, plaintext: string): Sealed {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.current.key, iv);

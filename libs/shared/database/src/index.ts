@@ -6,3 +6,4 @@ export * from './schema-drift';
 export * from './database.module';
 export * from './exclusive-job';
 export * from './prepared-statement';
+export * from './reseal';
