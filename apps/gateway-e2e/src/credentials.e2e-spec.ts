@@ -310,6 +310,38 @@ describe('credentials that reach one license', () => {
       );
     });
 
+    it('dies when its lapsed activation is replaced by a new one of the same machine, before any sweep', async () => {
+      // A stack whose sweeper never runs during the test: only the new activation removes the lapsed one.
+      const unswept = await startStack({ env: { ACTIVATION_SWEEP_MS: '600000' } });
+      try {
+        const owner = await unswept.newOrganization();
+        const { product } = await productWithKeyPair(owner.api, { activation_heartbeat_interval: 1 });
+        const license = await createLicense(owner.api, { product_id: product.id, max_seats: 2 });
+        const token = await owner.api.post(`/api/v1/licenses/${license.id}/tokens`, {});
+        const api = owner.api.withKey(token.body.token as string);
+        const first = await api.post('/api/v1/activations', { license_id: license.id, fingerprint: 'fp-r' });
+        const machine = owner.api.withKey(first.body.machine_token as string);
+        const sync = () => machine.post('/api/v1/licenses/sync', { license_serial: license.serial });
+        expect((await sync()).status).toBe(200); // resolved and cached by the gateway
+        // Asked without touching it (a heartbeat would keep it alive).
+        await waitFor(
+          async () =>
+            (await api.post('/api/v1/licenses/validate', { key: license.serial, fingerprint: 'fp-r' })).body
+              .code === 'HEARTBEAT_DEAD',
+          { what: 'the activation to lapse' },
+        );
+        const again = await api.post('/api/v1/activations', { license_id: license.id, fingerprint: 'fp-r' });
+        expect(again.status).toBe(201);
+        expect(again.body.id).not.toBe(first.body.id);
+        await waitFor(async () => (await sync()).status === 401, {
+          what: "the lapsed activation's machine token to be refused",
+          timeoutMs: 2_000,
+        });
+      } finally {
+        await unswept.close();
+      }
+    });
+
     it('is replaced by a new one when the machine activates again; the old one stops working', async () => {
       const license = await newLicense();
       const { api } = await tokenOf(license.id);

@@ -60,18 +60,19 @@ export class ActivationsService {
     dto: CreateActivationDto,
     reach: CredentialReach,
   ): Promise<ActivationCreatedReply> {
-    const { reply, replacedToken } = await this.dataSource.transaction(async (manager) => {
-      const { activation, created } = await this.takeSeat(manager, orgId, { dto, reach }, new Date());
+    const { reply, ended } = await this.dataSource.transaction(async (manager) => {
+      const seat = await this.takeSeat(manager, orgId, { dto, reach }, new Date());
+      const { activation, created } = seat;
       const view = toActivationView(activation);
-      if (reach.kind !== 'license') return { reply: { activation: view, created }, replacedToken: null };
+      if (reach.kind !== 'license') return { reply: { activation: view, created }, ended: [seat.endedToken] };
       const { token, hash } = newToken('mt');
       await manager.update(ActivationEntity, { id: activation.id }, { tokenHash: hash });
       return {
         reply: { activation: view, created, machine_token: token },
-        replacedToken: activation.tokenHash,
+        ended: [seat.endedToken, activation.tokenHash],
       };
     });
-    this.credentials.tokenRevoked(replacedToken);
+    for (const tokenHash of ended) this.credentials.tokenRevoked(tokenHash);
     if (reply.created) Metrics.activationsCreated.inc();
     return reply;
   }
@@ -83,6 +84,8 @@ export class ActivationsService {
    * the license's end) instead of a heartbeat interval; asked again with the same machine key it
    * is renewed, and a fingerprint whose seat is held under another key (or online) is a conflict.
    * A new seat counts against the license's cap of activations in 24 h (`activationCap`).
+   * `endedToken` is the machine token of a lapsed activation of the machine that this removed: the
+   * caller evicts it from the gateways once the transaction has committed.
    */
   async takeSeat(
     manager: EntityManager,
@@ -94,6 +97,7 @@ export class ActivationsService {
     created: boolean;
     license: LicenseEntity;
     product: CatalogProductEntity;
+    endedToken: string | null;
   }> {
     const license = await this.lockLicense(manager, orgId, dto, reach);
     if (effectiveStatus(license, now) !== 'active') {
@@ -113,7 +117,7 @@ export class ActivationsService {
       lock: { mode: 'pessimistic_write' },
     });
     if (existing && !isLapsed(existing, now)) {
-      if (!offline) return { activation: existing, created: false, license, product };
+      if (!offline) return { activation: existing, created: false, license, product, endedToken: null };
       if (existing.machineKey !== offline.machineKey) {
         throw new DomainError(
           'conflict',
@@ -123,9 +127,10 @@ export class ActivationsService {
       }
       existing.expiresAt = expiresAt;
       await manager.update(ActivationEntity, { id: existing.id }, { expiresAt });
-      return { activation: existing, created: false, license, product };
+      return { activation: existing, created: false, license, product, endedToken: null };
     }
     if (existing) await this.expire(manager, existing, now);
+    const endedToken = existing?.tokenHash ?? null;
 
     // Live activations only: a lapsed one (isLapsed) holds no seat.
     const inUse = await manager.count(ActivationEntity, {
@@ -161,7 +166,7 @@ export class ActivationsService {
       changes: auditChanges(null, view),
       occurredAt: now,
     });
-    return { activation, created: true, license, product };
+    return { activation, created: true, license, product, endedToken };
   }
 
   /**

@@ -15,6 +15,7 @@ import { DecodedJws, decodeJws, signJws, verifyJwsSignature } from '@licensing/l
 import { DomainError } from '@licensing/shared/errors';
 import { CredentialReach } from '@licensing/shared/logging';
 import { Metrics } from '@licensing/shared/metrics';
+import { CredentialsService } from '../credentials/credentials.service';
 import { SigningKeysService } from '../signing/signing-keys.service';
 import { ActivationEntity } from './activation.entity';
 import { toActivationView } from './activation.mapper';
@@ -53,6 +54,7 @@ export class OfflineActivationsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly activations: ActivationsService,
     private readonly signingKeys: SigningKeysService,
+    private readonly credentials: CredentialsService,
   ) {}
 
   async create(
@@ -63,7 +65,7 @@ export class OfflineActivationsService {
     const { claims, jwk } = await readRequest(message.request);
     // `valid_days` may shorten the file, never lengthen it past the organization's checkout TTL.
     const ttlSeconds = Math.min(message.ttl_seconds, (message.valid_days ?? Infinity) * 86_400);
-    const reply = await this.dataSource.transaction(async (manager) => {
+    const { reply, endedToken } = await this.dataSource.transaction(async (manager) => {
       const now = new Date();
       const seat: CreateActivationDto = {
         license_key: claims.license_key,
@@ -72,7 +74,7 @@ export class OfflineActivationsService {
         platform: claims.platform,
         components: claims.components,
       };
-      const { activation, created, license, product } = await this.activations.takeSeat(
+      const { activation, created, license, product, endedToken } = await this.activations.takeSeat(
         manager,
         orgId,
         { dto: seat, reach, offline: { machineKey: jwk.x, ttlSeconds } },
@@ -106,13 +108,15 @@ export class OfflineActivationsService {
         { kid: keyPairId, privateKey },
         ACTIVATION_TYP,
       );
-      return {
+      const answer: OfflineActivationReply = {
         activation: toActivationView(activation),
         activation_file: activationFile,
         expires_at: expiresAt.toISOString(),
         created,
       };
+      return { reply: answer, endedToken };
     });
+    this.credentials.tokenRevoked(endedToken);
     if (reply.created) Metrics.activationsCreated.inc();
     return reply;
   }
