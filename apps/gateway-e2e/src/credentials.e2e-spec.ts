@@ -58,6 +58,17 @@ async function operationsOf(anonymous: ApiClient): Promise<Operation[]> {
   return operations;
 }
 
+/** The status of a Server-Sent Events stream, which is then dropped. */
+async function streamStatus(api: ApiClient, path: string): Promise<number> {
+  const aborted = new AbortController();
+  const response = await fetch(api.baseUrl + path, {
+    headers: { authorization: `Bearer ${api.apiKey}` },
+    signal: aborted.signal,
+  });
+  aborted.abort();
+  return response.status;
+}
+
 const notFound = (response: ApiResponse): void => {
   expect({ status: response.status, code: response.body?.code }).toEqual({ status: 404, code: 'not_found' });
 };
@@ -205,6 +216,127 @@ describe('credentials that reach one license', () => {
       // The other license's seat is untouched.
       const seats = await org.api.get(`/api/v1/activations?license_id=${other.id}`);
       expect(seats.body.activations.map((a: any) => a.fingerprint)).toEqual(['fp-other']);
+    });
+
+    it('answers 2xx on every route the OpenAPI document grants each token, for its own license, under both prefixes', async () => {
+      const license = await newLicense({ max_seats: 20 });
+      const { api: licenseApi } = await tokenOf(license.id);
+      const seat = async () => {
+        const answer = await licenseApi.post('/api/v1/activations', {
+          license_id: license.id,
+          fingerprint: `m-${randomUUID()}`,
+        });
+        expect(answer.status).toBe(201);
+        return answer.body as { id: string; machine_token: string };
+      };
+      const offlineSeat = async () => {
+        const request = await createActivationRequest({
+          licenseKey: license.serial,
+          fingerprint: `a-${randomUUID()}`,
+        });
+        const answer = await licenseApi.post('/api/v1/activations/offline', { request: request.request });
+        expect(answer.status).toBe(201);
+        return createActivationRelease(answer.body.activation_file, request.machineKey);
+      };
+      type Cell = () => Promise<{ api: ApiClient; method: string; path: string; body?: unknown }>;
+      const asLicense =
+        (method: string, path: string, body?: unknown): Cell =>
+        async () => ({
+          api: licenseApi,
+          method,
+          path,
+          body,
+        });
+      const cells: Record<'license' | 'machine', Record<string, Cell>> = {
+        license: {
+          'DELETE /activations/{id}': async () => ({
+            api: licenseApi,
+            method: 'DELETE',
+            path: `/activations/${(await seat()).id}`,
+          }),
+          'GET /activations': asLicense('GET', '/activations'),
+          // A stream that never ends: its status is read, then the stream is dropped.
+          'GET /licenses/events': asLicense('STREAM', `/licenses/events?serials=${license.serial}`),
+          'GET /licenses/{id}': asLicense('GET', `/licenses/${license.id}`),
+          'GET /licenses/{id}/download': asLicense('GET', `/licenses/${license.id}/download`),
+          'GET /products/{id}/public-key': asLicense('GET', `/products/${productId}/public-key`),
+          'GET /products/{id}/revocation-list': asLicense('GET', `/products/${productId}/revocation-list`),
+          'POST /activations': asLicense('POST', '/activations', {
+            license_key: license.serial,
+            fingerprint: 'm-own',
+          }),
+          'POST /activations/offline': async () => {
+            const request = await createActivationRequest({
+              licenseKey: license.serial,
+              fingerprint: `air-${randomUUID()}`,
+            });
+            return {
+              api: licenseApi,
+              method: 'POST',
+              path: '/activations/offline',
+              body: { request: request.request },
+            };
+          },
+          'POST /activations/offline/release': async () => ({
+            api: licenseApi,
+            method: 'POST',
+            path: '/activations/offline/release',
+            body: { release: await offlineSeat() },
+          }),
+          'POST /activations/{id}/heartbeat': async () => ({
+            api: licenseApi,
+            method: 'POST',
+            path: `/activations/${(await seat()).id}/heartbeat`,
+          }),
+          'POST /licenses/sync': asLicense('POST', '/licenses/sync', { license_serial: license.serial }),
+          'POST /licenses/validate': asLicense('POST', '/licenses/validate', { key: license.serial }),
+        },
+        machine: {
+          'DELETE /activations/{id}': async () => {
+            const own = await seat();
+            return {
+              api: org.api.withKey(own.machine_token),
+              method: 'DELETE',
+              path: `/activations/${own.id}`,
+            };
+          },
+          'POST /activations/{id}/heartbeat': async () => {
+            const own = await seat();
+            return {
+              api: org.api.withKey(own.machine_token),
+              method: 'POST',
+              path: `/activations/${own.id}/heartbeat`,
+            };
+          },
+          'POST /licenses/sync': async () => ({
+            api: org.api.withKey((await seat()).machine_token),
+            method: 'POST',
+            path: '/licenses/sync',
+            body: { license_serial: license.serial },
+          }),
+          'POST /licenses/validate': async () => ({
+            api: org.api.withKey((await seat()).machine_token),
+            method: 'POST',
+            path: '/licenses/validate',
+            body: { key: license.serial },
+          }),
+        },
+      };
+      expect(Object.keys(cells.license).sort()).toEqual(LICENSE_TOKEN_ROUTES);
+      expect(Object.keys(cells.machine).sort()).toEqual(MACHINE_TOKEN_ROUTES);
+      for (const [who, routes] of Object.entries(cells)) {
+        for (const [route, cell] of Object.entries(routes)) {
+          for (const prefix of ['/api/v1', '/v1']) {
+            const { api, method, path, body } = await cell();
+            const status =
+              method === 'STREAM'
+                ? await streamStatus(api, prefix + path)
+                : (await api.request(method, prefix + path, body)).status;
+            const ok = status >= 200 && status < 300;
+            expect({ who, route, prefix, ok, status }).toEqual({ who, route, prefix, ok: true, status });
+          }
+        }
+      }
     });
 
     it('is refused 403 on every other route of the OpenAPI document, under both prefixes', async () => {

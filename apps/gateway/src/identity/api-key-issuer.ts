@@ -6,6 +6,7 @@ import { ApiKeyEntity, ApiKeyScope } from './api-key.entity';
 /** `lk_` followed by 43 base64url characters: 256 random bits. */
 export const API_KEY_PATTERN = /^lk_[A-Za-z0-9_-]{43}$/;
 
+/** The SHA-256 stored and cached for a bearer credential: an API key, or a license or machine token. */
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }

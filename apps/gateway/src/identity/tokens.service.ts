@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import {
   Broadcasts,
@@ -9,6 +8,7 @@ import {
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { hashApiKey } from './api-key-issuer';
 import { AuthContext } from './auth-context';
 
 const MAX_CACHED_TOKENS = 100_000;
@@ -44,7 +44,7 @@ export class TokensService implements OnApplicationBootstrap {
         ? 'machine'
         : undefined;
     if (!kind) return undefined;
-    const hash = createHash('sha256').update(token).digest('hex');
+    const hash = hashApiKey(token);
     const now = Date.now();
     const cached = this.cache.get(hash);
     if (cached && cached.expiresAt > now) return cached.auth ?? undefined;

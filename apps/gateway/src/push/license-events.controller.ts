@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { OutgoingHttpHeaders } from 'node:http';
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
@@ -7,6 +6,7 @@ import { LicenseEventsQueryDto, MAX_SERIALS_PER_STREAM } from '@licensing/contra
 import { ApiProblems } from '../http/api-problems';
 import { Operation } from '../http/operation';
 import { routes } from '../http/routes';
+import { hashApiKey } from '../identity/api-key-issuer';
 import { bearerKeyOf } from '../identity/authenticate.hook';
 import { AllowScopes } from '../identity/scopes';
 import { rateLimitHeaders } from '../rate-limits/rate-limits';
@@ -64,9 +64,7 @@ export class LicenseEventsController {
     });
     await this.hub.open(reply.raw, {
       orgId: request.auth!.orgId,
-      credentialHash: createHash('sha256')
-        .update(bearerKeyOf(request.headers.authorization) ?? '')
-        .digest('hex'),
+      credentialHash: hashApiKey(bearerKeyOf(request.headers.authorization) ?? ''),
       serials: reachableSerials(serialsOf(query.serials), request),
       lastEventId: lastEventIdOf(request.headers['last-event-id']),
     });
