@@ -17,6 +17,8 @@ import { KeyPairsModule } from './key-pairs/key-pairs.module';
 import { LicenseEntity } from './licenses/license.entity';
 import { LicensesModule } from './licenses/licenses.module';
 import { LICENSE_MIGRATIONS } from './migrations';
+import { RestoreModule } from './restore/restore.module';
+import { StreamCheckpointEntity } from './restore/stream-checkpoint.entity';
 import { RevocationListEntity } from './revocation-lists/revocation-list.entity';
 import { RevocationListsModule } from './revocation-lists/revocation-lists.module';
 import { SigningModule } from './signing/signing.module';
@@ -30,6 +32,7 @@ export const LICENSE_ENTITIES = [
   ActivationGrantEntity,
   LicenseTokenEntity,
   RevocationListEntity,
+  StreamCheckpointEntity,
   OutboxEventEntity,
 ];
 
@@ -70,6 +73,7 @@ export class LicenseServiceModule {
         ActivationsModule,
         CredentialsModule,
         RevocationListsModule,
+        RestoreModule,
       ],
     };
   }

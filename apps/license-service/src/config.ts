@@ -48,6 +48,17 @@ export const licenseServiceEnv = {
     description:
       'How often private keys sealed with an older master key are sealed again with the newest (one replica at a time)',
   }),
+  STREAM_CHECKPOINT_MS: env.int({
+    default: 60_000,
+    min: 50,
+    description:
+      'How often the database writes down how far the events stream reaches: where a restored backup replays license events from',
+  }),
+  RESTORE_ACCEPT_EVENT_GAP: env.bool({
+    default: false,
+    description:
+      'Start even though the events stream no longer holds every license event since the database\'s checkpoint (a backup older than the stream keeps): the changes in between are lost',
+  }),
 };
 
 export type LicenseServiceConfig = ConfigOf<typeof licenseServiceEnv>;

@@ -6,6 +6,7 @@ import { AddRevocationLists1795500000000 } from './1795500000000-AddRevocationLi
 import { AddOutboxTraceContext1796000000000 } from './1796000000000-AddOutboxTraceContext';
 import { DropLicensesProductIndex1798000000000 } from './1798000000000-DropLicensesProductIndex';
 import { AddCredentials1799000000000 } from './1799000000000-AddCredentials';
+import { AddStreamCheckpoints1799000000003 } from './1799000000003-AddStreamCheckpoints';
 
 /** In order of application; the timestamp in each name is when it was generated. */
 export const LICENSE_MIGRATIONS = [
@@ -17,4 +18,5 @@ export const LICENSE_MIGRATIONS = [
   AddOutboxTraceContext1796000000000,
   DropLicensesProductIndex1798000000000,
   AddCredentials1799000000000,
+  AddStreamCheckpoints1799000000003,
 ];

@@ -35,3 +35,30 @@ export async function bumpListVersions(
     for (const license of changed) Object.assign(license, { listVersion: version, listChangedAt: now });
   }
 }
+
+/**
+ * Moves a product's list version forward by `by` at once, and numbers these licenses' entries with
+ * the new version. For a database restored from a backup: its lists must read as newer than any
+ * list published before the restore, whose versions ran up to `by` past the backup's.
+ */
+export async function advanceListVersion(
+  manager: EntityManager,
+  product: { id: string; orgId: string },
+  by: number,
+  licenses: LicenseEntity[],
+  now: Date,
+): Promise<void> {
+  const table = manager.getRepository(RevocationListEntity).metadata.tablePath;
+  const [{ version }] = (await manager.query(
+    `INSERT INTO ${table} (product_id, org_id, version, updated_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (product_id) DO UPDATE SET version = ${table}.version + $3, updated_at = $4
+     RETURNING version`,
+    [product.id, product.orgId, by, now],
+  )) as { version: string }[];
+  if (licenses.length === 0) return;
+  await manager.update(
+    LicenseEntity,
+    { id: In(licenses.map((license) => license.id)) },
+    { listVersion: version, listChangedAt: now },
+  );
+}

@@ -66,11 +66,17 @@ export async function startBusService(
     throw error;
   }
   serveMetrics(app.getHttpAdapter().getInstance());
-  await options.beforeInit?.(app);
-  await app.init();
-  await options.beforeListen?.(app);
-  await app.startAllMicroservices();
-  await app.listen(config.HEALTH_PORT, config.HOST);
+  try {
+    await options.beforeInit?.(app);
+    await app.init();
+    await options.beforeListen?.(app);
+    await app.startAllMicroservices();
+    await app.listen(config.HEALTH_PORT, config.HOST);
+  } catch (error) {
+    // Its connections and timers end with it: a caller that goes on (a test) keeps nothing open.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
   return app;
 }
 
