@@ -4,6 +4,10 @@ module.exports = {
   // Global options (not per project): integration and end-to-end tests boot real services.
   testTimeout: 30_000,
   globalSetup: '<rootDir>/tools/jest-global-setup.js',
+  // Names and kills any process a test left running (see the file).
+  globalTeardown: '<rootDir>/tools/jest-global-teardown.js',
+  // A handle a test left open (a socket, a timer) must not keep CI waiting after the summary.
+  forceExit: true,
   projects: [
     '<rootDir>/apps/*/jest.config.js',
     '<rootDir>/libs/*/jest.config.js',
