@@ -19,7 +19,9 @@ const run = promisify(execFile);
  * an edit and a create. The license events the stream still holds are replayed at boot: the
  * revoked license stays revoked (with its first revoked_at), the suspended one suspended, the
  * edit is back and signed again; the license created after the backup stays unknown, never
- * active. Checked with the revocation cache emptied, so every answer comes from PostgreSQL.
+ * active. Checked with the revocation cache emptied, so every answer comes from PostgreSQL. The
+ * same replay runs every EVENT_REPLAY_MS while the service serves: a revocation lost by a
+ * failover comes back without a restart.
  */
 describe('a database restored from a backup', () => {
   let stack: TestStack;
@@ -29,7 +31,7 @@ describe('a database restored from a backup', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'licensing-restore-'));
-    stack = await startStack({ env: { STREAM_CHECKPOINT_MS: '100' } });
+    stack = await startStack({ env: { EVENT_REPLAY_MS: '100' } });
     org = await stack.newOrganization();
   }, 60_000);
   afterAll(async () => {
@@ -131,6 +133,40 @@ describe('a database restored from a backup', () => {
     );
     expect(version(restoredList)).toBeGreaterThanOrEqual(version(list));
   }, 90_000);
+
+  it('writes back a revocation the database lost while running (an asynchronous failover), without a restart', async () => {
+    const { product } = await productWithKeyPair(org.api);
+    const license = await createLicense(org.api, { product_id: product.id });
+    await outboxDrained();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const [{ seq: before }] = await sql<{ seq: string }>('SELECT seq FROM license.stream_checkpoints');
+    expect((await org.api.delete(`/api/v1/licenses/${license.id}`)).status).toBe(200);
+    const revokedAt = (await org.api.get(`/api/v1/licenses/${license.id}`)).body.revoked_at;
+    await outboxDrained();
+
+    // What a standby promoted after it missed the last commits holds: the license as created, and
+    // the checkpoint of before the revocation. Set in one transaction, again until a replay has
+    // read it (one that had read the newer checkpoint just before would write that one back).
+    await waitFor(
+      async () => {
+        await sql(
+          // One statement, so one transaction (PostgreSQL always runs a data-modifying WITH).
+          `WITH lost AS (
+             UPDATE license.licenses SET status = 'active', revoked_at = NULL, updated_at = created_at
+              WHERE id = $1 AND status = 'revoked')
+           UPDATE license.stream_checkpoints SET seq = $2`,
+          [license.id, before],
+        );
+        await stack.forgetCachedSerials(license.serial);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        return (await check([license.serial]))[0].status === 'revoked';
+      },
+      { what: 'the revocation to be written back', timeoutMs: 15_000 },
+    );
+    expect(await check([license.serial])).toEqual([
+      { serial: license.serial, status: 'revoked', revoked_at: revokedAt },
+    ]);
+  });
 
   it('refuses to start when the stream no longer holds every event since the checkpoint, unless told to', async () => {
     await stack.stopService('license-service');

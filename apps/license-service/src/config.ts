@@ -48,11 +48,11 @@ export const licenseServiceEnv = {
     description:
       'How often private keys sealed with an older master key are sealed again with the newest (one replica at a time)',
   }),
-  STREAM_CHECKPOINT_MS: env.int({
-    default: 60_000,
+  EVENT_REPLAY_MS: env.int({
+    default: 10_000,
     min: 50,
     description:
-      'How often the database writes down how far the events stream reaches: where a restored backup replays license events from',
+      'How often license events newer than the database are written back (a restore, an asynchronous failover); each run also moves the checkpoint it starts from',
   }),
   RESTORE_ACCEPT_EVENT_GAP: env.bool({
     default: false,

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { AckPolicy, DeliverPolicy, nanos } from 'nats';
 import { DataSource, EntityManager, In } from 'typeorm';
@@ -12,7 +12,7 @@ import { advanceListVersion } from '../revocation-lists/list-versions';
 import { StreamCheckpoints } from './stream-checkpoints';
 
 const FETCH_BATCH = 1_000;
-const FETCH_EXPIRES_MS = 5_000;
+const FETCH_EXPIRES_MS = 2_000;
 /** Serials of missing licenses named in the log; the count is always complete. */
 const MISSING_LOGGED = 50;
 
@@ -52,25 +52,30 @@ export interface ReplayOutcome {
 }
 
 /**
- * Brings a database restored from a backup up to date with the license events the stream still
- * holds, before the service takes any message. Without it, a license revoked after the backup
- * was taken would be active again.
+ * Brings the database up to date with the license events the stream holds, when it is behind
+ * them: restored from a backup, or a standby promoted after an asynchronous failover lost the last
+ * commits. Without it, a license revoked after the backup (or revoked just before the crash)
+ * would be active again.
  *
- * The database's checkpoint says how far the stream reached when the backup was taken. Every
+ * The database's checkpoint says how far the stream reached when the database last looked. Every
  * license event after it is read; a license whose newest event is newer than its row gets that
  * event's state back: status, revocation, validity, seats and fields, signed again when a signed
- * field changed, with its revocation list's version bumped when its status changed. Rows already
- * as new are skipped, so on a normal boot (a checkpoint at most STREAM_CHECKPOINT_MS old) this
- * reads a handful of events and writes nothing. Replicas booting together write the same state.
+ * field changed. Each product with such a license moves its revocation list's version past every
+ * version published since the checkpoint. It runs at boot, before the service takes any message,
+ * then every EVENT_REPLAY_MS. In normal operation every row is as new as its events (a change is
+ * committed before its event is published), so a run reads a few events and writes nothing.
  *
  * Not replayed: what the events do not describe in full (activations, license tokens, key pairs)
- * and licenses created after the backup (their serials are logged). When the stream no longer
- * holds every event since the checkpoint (a backup older than its retention), the service refuses
- * to start unless RESTORE_ACCEPT_EVENT_GAP is set.
+ * and licenses whose creation was lost (their serials are logged). When the stream no longer holds
+ * every event since the checkpoint (a backup older than its retention), the service refuses to
+ * start unless RESTORE_ACCEPT_EVENT_GAP is set.
  */
 @Injectable()
-export class LicenseEventReplay {
+export class LicenseEventReplay implements OnApplicationShutdown {
   private readonly logger = new Logger(LicenseEventReplay.name);
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<unknown>;
+  private stopped = false;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -80,14 +85,33 @@ export class LicenseEventReplay {
     @Inject(LICENSE_SERVICE_CONFIG) private readonly config: LicenseServiceConfig,
   ) {}
 
-  /** Replays what the database missed, then keeps its checkpoint current. */
+  /** At boot: replays what the database missed (or refuses a gap), then again every EVENT_REPLAY_MS. */
   async run(): Promise<ReplayOutcome | undefined> {
-    const outcome = await this.replay();
-    this.checkpoints.keepCurrent();
+    const outcome = await this.replay({ atBoot: true });
+    this.schedule();
     return outcome;
   }
 
-  private async replay(): Promise<ReplayOutcome | undefined> {
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.replay({ atBoot: false })
+        .catch((error: unknown) => {
+          // NATS or PostgreSQL away: the checkpoint stays, and the next run reads from it.
+          this.logger.warn({ msg: 'license event replay failed; retrying', err: String(error) });
+        })
+        .finally(() => this.schedule());
+    }, this.config.EVENT_REPLAY_MS);
+    this.timer.unref();
+  }
+
+  private async replay({ atBoot }: { atBoot: boolean }): Promise<ReplayOutcome | undefined> {
     const stream = await this.checkpoints.position();
     const checkpoint = await this.checkpoints.read();
     if (checkpoint === undefined) {
@@ -106,20 +130,18 @@ export class LicenseEventReplay {
     }
     let from = checkpoint + 1;
     if (from < stream.firstSeq) {
-      const gap = {
-        checkpoint,
-        stream_first_seq: stream.firstSeq,
-        hint: 'the database is older than the events the stream keeps; changes in between cannot be replayed',
-      };
-      if (!this.config.RESTORE_ACCEPT_EVENT_GAP) {
+      if (atBoot && !this.config.RESTORE_ACCEPT_EVENT_GAP) {
         throw new Error(
           `Events ${checkpoint + 1} to ${stream.firstSeq - 1} after this database's checkpoint are no longer in the events stream: ` +
             'license changes made after the backup would be lost. Set RESTORE_ACCEPT_EVENT_GAP=true to start anyway.',
         );
       }
       this.logger.error({
-        msg: 'license events lost after a restore, accepted by RESTORE_ACCEPT_EVENT_GAP',
-        ...gap,
+        msg: atBoot
+          ? 'license events lost after a restore, accepted by RESTORE_ACCEPT_EVENT_GAP'
+          : 'license events left the stream before they could be compared with the database',
+        checkpoint,
+        stream_first_seq: stream.firstSeq,
       });
       from = stream.firstSeq;
     }
@@ -137,7 +159,7 @@ export class LicenseEventReplay {
     const outcome = { from, to: reached, events, restored, missing };
     if (restored > 0 || missing.length > 0) {
       this.logger.warn({
-        msg: 'license state replayed from the events stream (the database was behind it: restored from a backup?)',
+        msg: 'license state replayed from the events stream: the database was behind it (a restore, a failover)',
         from,
         to: reached,
         events,
@@ -215,44 +237,65 @@ export class LicenseEventReplay {
    * every version published since the checkpoint. Each version bump came with at least one
    * license event of the product, so `events + 1` versions ahead is ahead of all of them.
    */
+  /**
+   * One product: its licenses that are behind their events written back, and its list version
+   * moved past every version published since the checkpoint (each bump came with at least one
+   * license event of the product, so `events + 1` versions ahead is ahead of all of them). A first
+   * read without locks finds nothing to do in normal operation; only licenses found behind are
+   * locked, and checked again under the lock.
+   */
   private async apply(
     productId: string,
-    { orgId, events, licenses }: ProductEvents,
+    product: ProductEvents,
   ): Promise<{ restored: number; missing: string[] }> {
+    const ids = [...product.licenses.keys()];
+    const seen = await this.dataSource.getRepository(LicenseEntity).find({
+      select: { id: true, status: true, updatedAt: true },
+      where: { id: In(ids) },
+    });
+    if (seen.length === ids.length && !seen.some((row) => this.isBehind(row, product))) {
+      return { restored: 0, missing: [] };
+    }
     return this.dataSource.transaction(async (manager) => {
-      const ids = [...licenses.keys()];
+      const catalogProduct = await manager.findOneBy(CatalogProductEntity, { id: productId });
+      // A deleted product took its licenses along: they are gone, not lost.
+      if (!catalogProduct) return { restored: 0, missing: [] };
       const rows = await manager.find(LicenseEntity, {
         where: { id: In(ids) },
         order: { id: 'ASC' },
         lock: { mode: 'pessimistic_write' },
       });
-      const product = await manager.findOneBy(CatalogProductEntity, { id: productId });
-      // A deleted product took its licenses along: they are gone, not lost.
-      if (!product) return { restored: 0, missing: [] };
       const found = new Set(rows.map((row) => row.id));
-      const missing = ids.filter((id) => !found.has(id)).map((id) => licenses.get(id)!.status.serial);
-      const behind = rows.filter((row) => {
-        const { status } = licenses.get(row.id)!;
-        // Revocation is final: no event can make a revoked license anything else.
-        return row.updatedAt.getTime() < status.version && row.status !== 'revoked';
-      });
-      // On a normal boot every row is as new as its events: nothing to write.
+      const missing = ids.filter((id) => !found.has(id)).map((id) => product.licenses.get(id)!.status.serial);
+      const behind = rows.filter((row) => this.isBehind(row, product));
       if (behind.length === 0 && missing.length === 0) return { restored: 0, missing };
       const now = new Date();
       const statusChanged: LicenseEntity[] = [];
       for (const row of behind) {
-        const snapshot = licenses.get(row.id)!;
+        const snapshot = product.licenses.get(row.id)!;
         const statusBefore = row.status;
         const signedBefore = signedFields(row);
         applySnapshot(row, snapshot);
-        if (signedFields(row) !== signedBefore) await this.signAgain(manager, row, product, now);
+        if (signedFields(row) !== signedBefore) await this.signAgain(manager, row, catalogProduct, now);
         await manager.save(row);
         if (row.status !== statusBefore) statusChanged.push(row);
       }
       // Replicas replaying at once may both move it: a version too far ahead is harmless.
-      await advanceListVersion(manager, { id: productId, orgId }, events + 1, statusChanged, now);
+      await advanceListVersion(
+        manager,
+        { id: productId, orgId: product.orgId },
+        product.events + 1,
+        statusChanged,
+        now,
+      );
       return { restored: behind.length, missing };
     });
+  }
+
+  /** Older than its newest event. Revocation is final: no event makes a revoked license anything else. */
+  private isBehind(row: Pick<LicenseEntity, 'id' | 'status' | 'updatedAt'>, product: ProductEvents): boolean {
+    const { status } = product.licenses.get(row.id)!;
+    return row.updatedAt.getTime() < status.version && row.status !== 'revoked';
   }
 
   /** A license whose key pair is gone keeps its old file; its state is restored all the same. */
