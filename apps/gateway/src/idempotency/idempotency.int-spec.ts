@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ensureDatabase, migrate, serviceDataSourceOptions } from '@licensing/shared/database';
-import { TEST_DATABASE_URL } from '@licensing/shared/testing';
+import { TEST_DATABASE_URL, waitFor } from '@licensing/shared/testing';
 import { GATEWAY_ENTITIES, GATEWAY_SCHEMA } from '../app.module';
 import { GatewayConfig } from '../config';
 import { OrganizationEntity } from '../identity/organization.entity';
@@ -63,6 +63,22 @@ describe('idempotency keys in PostgreSQL', () => {
       await idempotency.release(first);
       const second = await owned(waiting);
       expect(second.token).not.toBe(first.token);
+    });
+
+    it('gives a key back once the database answers again, when its release failed (an outage, a failover)', async () => {
+      const idempotency = service();
+      const first = await owned(idempotency.claim(request('release-failed')));
+      const repository = dataSource.getRepository(IdempotencyKeyEntity);
+      const lost = jest
+        .spyOn(repository, 'delete')
+        .mockRejectedValueOnce(new Error('Connection terminated unexpectedly'));
+      await idempotency.release(first);
+      await waitFor(async () => (await repository.findOneBy({ id: first.id })) === null, {
+        what: 'the release to be tried again',
+      });
+      expect(lost).toHaveBeenCalledTimes(2);
+      lost.mockRestore();
+      await owned(idempotency.claim(request('release-failed')));
     });
 
     it('hands a waiting repeat the answer once the first request stores it', async () => {

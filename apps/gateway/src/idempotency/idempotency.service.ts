@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
 import { DomainError } from '@licensing/shared/errors';
@@ -11,6 +11,8 @@ import { IdempotencyKeyEntity, ReplayedHeaders } from './idempotency-key.entity'
 const LEASE_BUS_TIMEOUTS = 4;
 const FIRST_POLL_MS = 20;
 const MAX_POLL_MS = 250;
+/** How often a release the database refused is tried again. */
+const RELEASE_RETRY_MS = 250;
 
 export interface IdempotentRequest {
   orgId: string;
@@ -48,11 +50,14 @@ interface ClaimRow {
  * Requests without the header never reach this service.
  */
 @Injectable()
-export class IdempotencyService {
+export class IdempotencyService implements OnApplicationShutdown {
   private readonly logger = new Logger(IdempotencyService.name);
   private readonly ttlMs: number;
   private readonly leaseMs: number;
   private readonly waitMs: number;
+  /** Releases waiting to be tried again, dropped at shutdown. */
+  private readonly retries = new Set<NodeJS.Timeout>();
+  private stopped = false;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -121,14 +126,39 @@ export class IdempotencyService {
     }
   }
 
-  /** Gives the key back after a 5xx: the request may not have happened, so a retry must run again. */
+  onApplicationShutdown(): void {
+    this.stopped = true;
+    for (const timer of this.retries) clearTimeout(timer);
+    this.retries.clear();
+  }
+
+  /**
+   * Gives the key back after a 5xx: the request may not have happened, so a retry must run again.
+   * The 5xx is often the database itself going away (an outage, a failover): the release then
+   * fails too, and is tried again in the background until it lands or the claim's lease ends.
+   * Otherwise the client's retry would find the key in progress (`409`) until the lease ran out.
+   */
   async release(claim: OwnedClaim): Promise<void> {
-    try {
-      await this.dataSource
+    const deadline = Date.now() + this.leaseMs;
+    // Deletes only this request's claim: after a takeover or a stored answer it does nothing.
+    const release = () =>
+      this.dataSource
         .getRepository(IdempotencyKeyEntity)
         .delete({ id: claim.id, claimToken: claim.token, status: IsNull() });
+    const retry = () => {
+      if (this.stopped || Date.now() >= deadline) return;
+      const timer = setTimeout(() => {
+        this.retries.delete(timer);
+        release().catch(retry);
+      }, RELEASE_RETRY_MS);
+      timer.unref();
+      this.retries.add(timer);
+    };
+    try {
+      await release();
     } catch (error) {
-      this.logger.warn({ msg: 'could not release an idempotency key', err: String(error) });
+      this.logger.warn({ msg: 'could not release an idempotency key; retrying', err: String(error) });
+      retry();
     }
   }
 
