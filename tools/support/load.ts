@@ -25,6 +25,10 @@ export interface Outcome {
    */
   failure?: 'refused' | 'timeout' | 'reset' | string;
   body?: unknown;
+  /** The body as it came, for checking a signed answer over its exact bytes. */
+  text?: string;
+  /** The answer's `Licensing-Signature`, when it is a signed answer. */
+  signature?: string;
 }
 
 export interface Request {
@@ -54,6 +58,8 @@ export async function send(request: Request, timeoutMs: number): Promise<Outcome
     outcome.status = response.status;
     const type = response.headers.get('content-type') ?? '';
     outcome.problem = type.startsWith('application/problem+json');
+    outcome.text = text;
+    outcome.signature = response.headers.get('licensing-signature') ?? undefined;
     if (/json/.test(type) && text) {
       outcome.body = JSON.parse(text);
       if (outcome.problem) outcome.code = (outcome.body as { code?: string }).code;

@@ -10,15 +10,30 @@ import { join } from 'node:path';
 import { connect } from 'nats';
 import { waitFor } from '@licensing/shared/testing';
 
-const { root } = require('../build-if-checkout') as { root: string };
-const services = require('../services') as Array<{
-  name: string;
-  main: string;
-  env?: Record<string, string>;
-}>;
+const { root: checkoutRoot } = require('../build-if-checkout') as { root: string };
 const { freePort } = require('../../bench/lib/platform') as { freePort(): Promise<number> };
 
 export { freePort };
+
+/** A tree's list of its processes (its tools/services.js): this checkout's, or another release's. */
+function servicesOf(root: string): Array<{ name: string; main: string; env?: Record<string, string> }> {
+  return require(join(root, 'tools', 'services'));
+}
+
+/**
+ * Where a process runs when not on the machine's own network: a network namespace (a host of
+ * tools/support/network-hosts.ts), and the address the test reaches it at.
+ */
+export interface Placement {
+  netns: string;
+  /** The address its probes (or a gateway's API) are reached at from the test. */
+  address: string;
+}
+
+/** The command that runs `command` in the placement's namespace (or as it is, without one). */
+function placed(placement: Placement | undefined, command: string, args: string[]): [string, string[]] {
+  return placement ? ['ip', ['netns', 'exec', placement.netns, command, ...args]] : [command, args];
+}
 
 export interface Exit {
   code: number | null;
@@ -41,16 +56,25 @@ export class PlatformProcess {
     /** `http://127.0.0.1:<port>`: the API of a gateway, the probes of a service. */
     readonly url: string,
     private readonly logFile: string,
+    /** The built tree it runs from: this checkout, or another release's (the rolling-upgrade test). */
+    private readonly root: string,
+    private readonly placement?: Placement,
   ) {}
 
-  /** `service` as tools/services.js names it; `env` on top of its own defaults from that list. */
+  /**
+   * `service` as tools/services.js names it; `env` on top of its own defaults from that list.
+   * `root` is the tree whose compiled entry points run: this checkout unless given. With a
+   * `placement` it runs in that network namespace, listening on every interface of it.
+   */
   static async create(
     service: string,
     label: string,
     env: Record<string, string>,
     logDir: string,
+    root = checkoutRoot,
+    placement?: Placement,
   ): Promise<PlatformProcess> {
-    const entry = services.find((candidate) => candidate.name === service);
+    const entry = servicesOf(root).find((candidate) => candidate.name === service);
     if (!entry) throw new Error(`no service named ${service}`);
     const port = await freePort();
     const portEnv: Record<string, string> =
@@ -59,9 +83,11 @@ export class PlatformProcess {
       service,
       label,
       entry.main,
-      { ...entry.env, ...env, ...portEnv },
-      `http://127.0.0.1:${port}`,
+      { ...entry.env, ...env, ...portEnv, ...(placement ? { HOST: '0.0.0.0' } : {}) },
+      `http://${placement?.address ?? '127.0.0.1'}:${port}`,
       join(logDir, `${label}.log`),
+      root,
+      placement,
     );
   }
 
@@ -77,8 +103,14 @@ export class PlatformProcess {
   async start(timeoutMs = 60_000): Promise<void> {
     if (this.running) throw new Error(`${this.label} is already running`);
     const log = openSync(this.logFile, 'a');
-    const child = spawn(process.execPath, ['-r', './tools/register-paths.js', this.main], {
-      cwd: root,
+    // `ip netns exec` execs the command: the child's PID is the process's own.
+    const [command, args] = placed(this.placement, process.execPath, [
+      '-r',
+      './tools/register-paths.js',
+      this.main,
+    ]);
+    const child = spawn(command, args, {
+      cwd: this.root,
       stdio: ['ignore', log, log],
       env: { ...process.env, ...this.env },
     });
@@ -146,10 +178,16 @@ export class NatsNode {
     /** The monitoring port: `/healthz` answers 200 once the node's JetStream is current. */
     readonly monitorPort: number,
     private readonly config: string,
+    /** With a host: the node runs in its namespace, listening on its cluster address. */
+    private readonly host?: NatsHost,
   ) {}
 
   get url(): string {
-    return `nats://127.0.0.1:${this.port}`;
+    return `nats://${this.host?.clusterAddress ?? '127.0.0.1'}:${this.port}`;
+  }
+
+  private get monitor(): string {
+    return `http://${this.host?.clientAddress ?? '127.0.0.1'}:${this.monitorPort}`;
   }
 
   get running(): boolean {
@@ -157,7 +195,12 @@ export class NatsNode {
   }
 
   spawn(): void {
-    const child = spawn('nats-server', ['-c', this.config], { stdio: 'ignore' });
+    const [command, args] = placed(
+      this.host && { netns: this.host.netns, address: this.host.clientAddress },
+      'nats-server',
+      ['-c', this.config],
+    );
+    const child = spawn(command, args, { stdio: 'ignore' });
     this.child = child;
     this.exit = new Promise((resolve) => child.once('exit', resolve));
   }
@@ -165,7 +208,12 @@ export class NatsNode {
   /** Starts it (again) and waits until it has caught up with the cluster's JetStream. */
   async start(timeoutMs = 30_000): Promise<void> {
     this.spawn();
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${this.monitorPort}/healthz`)).ok, {
+    await this.healthy(timeoutMs);
+  }
+
+  /** Resolves once the node's JetStream is current (after a restart, or a partition healed). */
+  async healthy(timeoutMs = 30_000): Promise<void> {
+    await waitFor(async () => (await fetch(`${this.monitor}/healthz`)).ok, {
       timeoutMs,
       intervalMs: 100,
       what: `NATS node ${this.name} healthy`,
@@ -174,7 +222,7 @@ export class NatsNode {
 
   /** How many clients are connected to this node now. */
   async clientConnections(): Promise<number> {
-    const response = await fetch(`http://127.0.0.1:${this.monitorPort}/varz`);
+    const response = await fetch(`${this.monitor}/varz`);
     return ((await response.json()) as { connections: number }).connections;
   }
 
@@ -194,36 +242,48 @@ export class NatsNode {
   }
 }
 
+/** A host of tools/support/network-hosts.ts, for a node to run on. */
+export interface NatsHost {
+  netns: string;
+  /** Clients and the other nodes connect here. */
+  clusterAddress: string;
+  /** The monitoring port is reached here, even while the host is cut off from the cluster. */
+  clientAddress: string;
+}
+
 /**
  * `size` nats-server processes routed to each other in one cluster, JetStream on each (file store
- * under `dir`), listening on 127.0.0.1 only. Resolves once JetStream has a meta leader, i.e. a
- * stream at `size` replicas can be created.
+ * under `dir`), listening on 127.0.0.1 only, or each on a host of its own when `hosts` are given
+ * (one per node). Resolves once JetStream has a meta leader, i.e. a stream at `size` replicas can
+ * be created.
  */
-export async function startNatsCluster(dir: string, size = 3): Promise<NatsNode[]> {
+export async function startNatsCluster(dir: string, size = 3, hosts?: NatsHost[]): Promise<NatsNode[]> {
   const ports: Array<{ client: number; cluster: number; monitor: number }> = [];
   for (let i = 0; i < size; i += 1)
     ports.push({ client: await freePort(), cluster: await freePort(), monitor: await freePort() });
+  const address = (i: number) => hosts?.[i]?.clusterAddress ?? '127.0.0.1';
   const nodes = ports.map(({ client, cluster, monitor }, i) => {
     const name = `n${i + 1}`;
     const store = join(dir, name);
     mkdirSync(store, { recursive: true });
     const routes = ports
-      .filter((_, j) => j !== i)
-      .map((other) => `nats-route://127.0.0.1:${other.cluster}`)
+      .map((other, j) => ({ other, j }))
+      .filter(({ j }) => j !== i)
+      .map(({ other, j }) => `nats-route://${address(j)}:${other.cluster}`)
       .join(', ');
     const config = join(dir, `${name}.conf`);
     writeFileSync(
       config,
       [
         `server_name: ${name}`,
-        `listen: 127.0.0.1:${client}`,
-        `http: 127.0.0.1:${monitor}`,
+        `listen: ${address(i)}:${client}`,
+        `http: ${hosts ? '0.0.0.0' : '127.0.0.1'}:${monitor}`,
         `jetstream { store_dir: "${store}" }`,
-        `cluster { name: licensing, listen: 127.0.0.1:${cluster}, routes: [${routes}] }`,
+        `cluster { name: licensing, listen: ${address(i)}:${cluster}, routes: [${routes}] }`,
         '',
       ].join('\n'),
     );
-    return new NatsNode(name, client, monitor, config);
+    return new NatsNode(name, client, monitor, config, hosts?.[i]);
   });
   for (const node of nodes) node.spawn();
   try {

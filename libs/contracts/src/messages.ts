@@ -4,6 +4,7 @@ import {
   ActivationView,
   CreateActivationDto,
   ListActivationsQueryDto,
+  OfflineActivationDto,
   OfflineActivationMessage,
   OfflineActivationReply,
   OfflineReleaseDto,
@@ -160,8 +161,18 @@ export const Messages = {
     ),
     delete: defineMessage<IdDto, MessageView>('activation.delete.v1', MessageView),
     heartbeat: defineMessage<IdDto, ActivationView>('activation.heartbeat.v1', ActivationView),
-    /** An air-gapped machine's request file in, the signed activation file out: a seat like any other. */
+    /**
+     * An air-gapped machine's request file in, the signed activation file out: a seat like any other.
+     * v2 carries the organization's checkout TTL, which v1 lacks.
+     */
     offlineCreate: defineMessage<OfflineActivationMessage, OfflineActivationReply>(
+      'activation.offline.create.v2',
+    ),
+    /**
+     * The same without the TTL, as the previous release's gateways send it: served, with the
+     * default TTL, until no running release sends it.
+     */
+    offlineCreateV1: defineMessage<OfflineActivationDto, OfflineActivationReply>(
       'activation.offline.create.v1',
     ),
     /** A release file signed by the machine's key: frees the seat; idempotent. */

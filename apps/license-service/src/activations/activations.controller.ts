@@ -3,10 +3,12 @@ import {
   ActivationListView,
   ActivationView,
   CreateActivationDto,
+  DEFAULT_CHECKOUT_TTL_SECONDS,
   IdDto,
   ListActivationsQueryDto,
   MessageView,
   Messages,
+  OfflineActivationDto,
   OfflineActivationMessage,
   OfflineActivationReply,
   OfflineReleaseDto,
@@ -70,6 +72,16 @@ export class ActivationsController {
     @BusData() message: OfflineActivationMessage,
   ): Promise<OfflineActivationReply> {
     return this.offline.create(orgId, message, reach);
+  }
+
+  /** From a gateway of the previous release, which does not send the organization's checkout TTL. */
+  @Handles(Messages.activation.offlineCreateV1)
+  createOfflineV1(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() dto: OfflineActivationDto,
+  ): Promise<OfflineActivationReply> {
+    return this.offline.create(orgId, { ...dto, ttl_seconds: DEFAULT_CHECKOUT_TTL_SECONDS }, reach);
   }
 
   @Handles(Messages.activation.offlineRelease)

@@ -1,0 +1,58 @@
+/**
+ * The previous release that the rolling-upgrade test and the migration rules compare with
+ * (tools/upgrade/previous-release.json), and the check that its dependencies are this checkout's.
+ */
+import { assertCommitPresent, lockfileDifferences, previousRelease } from './support/previous-release';
+
+describe('the previous release', () => {
+  it('names a full commit of this repository, with a description', () => {
+    const release = previousRelease();
+    expect(release.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(release.description.length).toBeGreaterThan(0);
+    expect(() => assertCommitPresent(release.commit)).not.toThrow();
+  });
+
+  it('refuses an unknown commit with a message that says what to do', () => {
+    expect(() => assertCommitPresent('0'.repeat(40))).toThrow(/not in this clone's history.*unshallow/s);
+  });
+});
+
+describe('lockfileDifferences', () => {
+  const lock = (packages: Record<string, { version: string; integrity?: string; dev?: boolean }>) =>
+    JSON.stringify({ lockfileVersion: 3, packages: { '': { name: 'licensing-platform' }, ...packages } });
+  const base = {
+    'node_modules/pg': { version: '8.23.1', integrity: 'sha512-a' },
+    'node_modules/typescript': { version: '5.9.3', integrity: 'sha512-b', dev: true },
+    'node_modules/@types/node': { version: '20.1.0', integrity: 'sha512-c', dev: true },
+    'node_modules/eslint': { version: '9.39.5', integrity: 'sha512-d', dev: true },
+  };
+
+  it('finds a package that either version runs, or builds with, changed, added or removed', () => {
+    expect(
+      lockfileDifferences(
+        lock(base),
+        lock({
+          ...base,
+          'node_modules/pg': { version: '8.24.0', integrity: 'sha512-e' },
+          'node_modules/typescript': { version: '5.9.4', integrity: 'sha512-f', dev: true },
+          'node_modules/ioredis': { version: '5.11.1', integrity: 'sha512-g' },
+        }),
+      ),
+    ).toEqual([
+      'node_modules/ioredis: absent -> 5.11.1',
+      'node_modules/pg: 8.23.1 -> 8.24.0',
+      'node_modules/typescript: 5.9.3 -> 5.9.4',
+    ]);
+  });
+
+  it('ignores the tools that neither runs nor builds a release', () => {
+    const { 'node_modules/eslint': _eslint, ...withoutEslint } = base;
+    expect(lockfileDifferences(lock(base), lock(withoutEslint))).toEqual([]);
+    expect(
+      lockfileDifferences(
+        lock(base),
+        lock({ ...base, 'node_modules/eslint': { version: '9.40.0', integrity: 'sha512-h', dev: true } }),
+      ),
+    ).toEqual([]);
+  });
+});
