@@ -57,7 +57,7 @@ export const licenseServiceEnv = {
   RESTORE_ACCEPT_EVENT_GAP: env.bool({
     default: false,
     description:
-      'Start even though the events stream no longer holds every license event since the database\'s checkpoint (a backup older than the stream keeps): the changes in between are lost',
+      "Start even though the events stream no longer holds every license event since the database's checkpoint (a backup older than the stream keeps): the changes in between are lost",
   }),
 };
 
