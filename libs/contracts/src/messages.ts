@@ -86,6 +86,11 @@ export interface MessageDefinition<Request, Reply> {
    * of that answer is read from it.
    */
   readonly replyType?: new () => Reply;
+  /**
+   * For work that takes seconds by nature (generating an RSA key): the caller waits at least this
+   * long for the reply, even when its bus timeout (BUS_TIMEOUT_MS) is shorter.
+   */
+  readonly minTimeoutMs?: number;
   /** Types only: these two members never exist at run time. */
   readonly request?: Request;
   readonly reply?: Reply;
@@ -95,8 +100,9 @@ export interface MessageDefinition<Request, Reply> {
 export function defineMessage<Request, Reply>(
   subject: string,
   replyType?: new () => Reply,
+  options: { minTimeoutMs?: number } = {},
 ): MessageDefinition<Request, Reply> {
-  return { subject, replyType };
+  return { subject, replyType, ...options };
 }
 
 /** The request type of a message definition. */
@@ -135,7 +141,10 @@ export const Messages = {
     revocationList: defineMessage<RevocationListRequest, RevocationListReply>('license.revocation-list.v1'),
   },
   keyPair: {
-    create: defineMessage<CreateKeyPairDto, KeyPairView>('key-pair.create.v1', KeyPairView),
+    // An RSA-3072 key takes a random time to find: about a second, several on a busy machine.
+    create: defineMessage<CreateKeyPairDto, KeyPairView>('key-pair.create.v1', KeyPairView, {
+      minTimeoutMs: 30_000,
+    }),
     list: defineMessage<PageQueryDto, KeyPairListView>('key-pair.list.v1', KeyPairListView),
     get: defineMessage<IdDto, KeyPairView>('key-pair.get.v1', KeyPairView),
     delete: defineMessage<IdDto, MessageView>('key-pair.delete.v1', MessageView),

@@ -181,6 +181,7 @@ export class BusClient implements OnApplicationShutdown {
         target,
         codec.encode({ pattern: target, data: envelope, id }),
         tracing.enabled ? traceHeaders() : undefined,
+        Math.max(this.options.timeoutMs, message.minTimeoutMs ?? 0),
       );
       answer = read(utf8.decode(reply.data), id);
     } catch (error) {

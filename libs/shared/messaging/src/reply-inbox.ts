@@ -37,13 +37,14 @@ export class ReplyInbox {
 
   /**
    * Publishes `payload` to `subject` and resolves with the reply. Rejects with nats.js's own
-   * `NoResponders` when no subscriber exists (NATS says so at once) and `Timeout` after `timeoutMs`.
+   * `NoResponders` when no subscriber exists (NATS says so at once) and `Timeout` after `timeoutMs`
+   * (the inbox's own unless given).
    * `headers` (a trace's context) go with the request when given.
    */
-  request(subject: string, payload: Uint8Array, headers?: MsgHdrs): Promise<Msg> {
+  request(subject: string, payload: Uint8Array, headers?: MsgHdrs, timeoutMs = this.timeoutMs): Promise<Msg> {
     const token = (this.sequence++).toString(36);
     return new Promise<Msg>((resolve, reject) => {
-      this.pending.set(token, { resolve, reject, deadline: Date.now() + this.timeoutMs });
+      this.pending.set(token, { resolve, reject, deadline: Date.now() + timeoutMs });
       try {
         this.connection.publish(subject, payload, { reply: this.prefix + token, headers });
       } catch (error) {

@@ -32,6 +32,10 @@ describe('BusClient', () => {
         err: { code: 'seat_limit_reached', status: 409, message: 'All 5 seats are in use' },
       }))
       .on(defineMessage('test.silent.v1'), () => new Promise(() => undefined))
+      .on(
+        defineMessage('test.slow.v1'),
+        () => new Promise((resolve) => setTimeout(() => resolve({ response: 'done' }), 700)),
+      )
       .on(defineMessage('test.context.v1'), (data, ctx) => {
         seen.push({ data, ctx });
         return { response: true };
@@ -82,6 +86,18 @@ describe('BusClient', () => {
     const waited = Date.now() - started;
     expect(waited).toBeGreaterThanOrEqual(300);
     expect(waited).toBeLessThan(600);
+  });
+
+  it("waits for a slow message's reply as long as its definition asks, past the client's timeout", async () => {
+    const started = Date.now();
+    await expect(
+      client.send(defineMessage<object, string>('test.slow.v1', undefined, { minTimeoutMs: 2_000 }), {}),
+    ).resolves.toBe('done');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+    // The same subject under the client's own 300 ms gives up.
+    await expect(client.send(defineMessage('test.slow.v1'), {})).rejects.toMatchObject({
+      code: 'unavailable',
+    });
   });
 
   it('gives each of many concurrent requests its own reply, beside requests that time out', async () => {
