@@ -121,7 +121,7 @@ export class LicenseEventReplay implements OnApplicationShutdown {
     }
     if (checkpoint > stream.lastSeq) {
       this.logger.warn({
-        msg: 'the events stream is newer than this database (it was recreated): nothing to replay',
+        msg: 'the events stream was recreated (it ends before the checkpoint of this database): nothing to replay',
         checkpoint,
         stream_last_seq: stream.lastSeq,
       });
