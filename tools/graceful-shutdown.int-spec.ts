@@ -3,12 +3,13 @@
  * (compiled, one process each), steady concurrent traffic goes through the gateway, and one process
  * gets SIGTERM mid-traffic, as a rollout or a scale-in sends it.
  *
- * - The gateway, behind a load balancer that follows its readiness probe: it turns unready at once,
- *   keeps serving what still reaches it for READINESS_DRAIN_MS, then stops listening (connections
- *   refused, which the balancer sends elsewhere). Every request is answered 2xx, or a `503`
- *   problem (`unavailable`) if it arrived while closing; none meets a closed connection or a
- *   timeout. (What a client that ignores readiness sees on its keep-alive connections is
- *   apps/gateway/src/http/graceful-close.int-spec.ts.)
+ * - The gateway, with its default settings, behind a load balancer that follows its readiness
+ *   probe: it turns unready at once, keeps serving what still reaches it for READINESS_DRAIN_MS
+ *   (5 s unless set), then stops listening (connections refused, which the balancer sends
+ *   elsewhere). Every request is answered 2xx, or a `503` problem (`unavailable`) if it arrived
+ *   while closing; none meets a closed connection or a timeout. (What a client that ignores
+ *   readiness sees on its keep-alive connections is apps/gateway/src/http/graceful-close.int-spec.ts.)
+ *   SIGINT (Ctrl-C) skips the wait.
  * - One of two revocation-service replicas: nothing but 2xx.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -53,8 +54,14 @@ describe('SIGTERM under load, to real processes', () => {
     READINESS_DRAIN_MS: '1000',
   });
 
+  // The gateway keeps its own default drain: the safe default outside Kubernetes is under test.
+  const gatewayEnv = Object.fromEntries(
+    Object.entries(env).filter(([name]) => name !== 'READINESS_DRAIN_MS'),
+  );
+
   async function start(service: string, label: string, extra: Record<string, string> = {}) {
-    const started = await PlatformProcess.create(service, label, { ...env, ...extra }, dir);
+    const base = service === 'gateway' ? gatewayEnv : env;
+    const started = await PlatformProcess.create(service, label, { ...base, ...extra }, dir);
     processes.push(started);
     await started.start();
     return started;
@@ -140,9 +147,9 @@ describe('SIGTERM under load, to real processes', () => {
     // Nest closes the application, then raises the signal again to end the process.
     expect(exit).toEqual({ code: null, signal: 'SIGTERM' });
     expect(gateway.unexpectedExits).toEqual([]);
-    // Unready first, then (after READINESS_DRAIN_MS) no longer accepting connections.
+    // Unready first, then, after the default READINESS_DRAIN_MS of 5 s, no longer accepting connections.
     expect(unready).toBeGreaterThanOrEqual(terminated);
-    expect(refused).toBeGreaterThan(unready!);
+    expect(refused! - unready!).toBeGreaterThanOrEqual(4_900);
     // Every request answered: those in flight at SIGTERM, and those that arrived while unready.
     expect(unexpected(outcomes, unready!)).toEqual([]);
     expect(outcomes.filter((o) => o.failure !== undefined)).toEqual([]);
@@ -175,4 +182,13 @@ describe('SIGTERM under load, to real processes', () => {
     const revocationCalls = outcomes.filter((o) => o.kind !== 'get-license');
     expect(revocationCalls.filter((o) => o.sent > terminated).length).toBeGreaterThan(20);
   }, 60_000);
+
+  it('Ctrl-C (SIGINT) stops the gateway without the drain', async () => {
+    const interrupted = Date.now();
+    const exit = await gateway.interrupt();
+
+    expect(exit).toEqual({ code: null, signal: 'SIGINT' });
+    // Well under the 5 s drain a SIGTERM waits.
+    expect(Date.now() - interrupted).toBeLessThan(3_000);
+  }, 30_000);
 });

@@ -118,6 +118,8 @@ async function startPlatform({ databaseUrl, namespace, natsUrl, redisUrl, logFil
     NATS_URL: natsUrl,
     REDIS_URL: redisUrl,
     BOOTSTRAP_DEFAULT_ORG: 'false',
+    // No load balancer waits on this gateway: stop without the shutdown drain.
+    READINESS_DRAIN_MS: '0',
     ...extraEnv,
   };
   const entries = [];

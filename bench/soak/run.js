@@ -147,6 +147,8 @@ async function run(settings, cleanup, interrupt) {
       REDIS_URL: settings.redisUrl,
       BOOTSTRAP_DEFAULT_ORG: 'false',
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      // No load balancer waits on this gateway: stop without the shutdown drain.
+      READINESS_DRAIN_MS: '0',
     },
   });
   cleanup.push(() => platform.stop());

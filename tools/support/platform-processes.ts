@@ -144,6 +144,11 @@ export class PlatformProcess {
     return this.signal('SIGTERM');
   }
 
+  /** SIGINT, as Ctrl-C at a terminal. */
+  interrupt(): Promise<Exit> {
+    return this.signal('SIGINT');
+  }
+
   /** SIGKILL, as a crash or an OOM kill would. */
   kill(): Promise<Exit> {
     return this.signal('SIGKILL');

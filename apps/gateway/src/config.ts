@@ -13,6 +13,14 @@ export const gatewayEnv = {
     description: 'Interface the HTTP API listens on',
   }),
   PORT: env.int({ default: 3000, min: 0, max: 65535, description: 'Port the HTTP API listens on' }),
+  // Outside Kubernetes nothing else gives a load balancer the time to see the gateway unready;
+  // on Kubernetes the pod's preStop pause does, and the manifests set 0.
+  READINESS_DRAIN_MS: env.int({
+    default: 5000,
+    min: 0,
+    description:
+      'On SIGTERM, how long the gateway keeps serving while answering 503 to its readiness probe, before it stops listening (not on SIGINT)',
+  }),
   API_KEY_CACHE_TTL_MS: env.int({
     default: 30_000,
     min: 0,

@@ -136,8 +136,8 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
    * is ended: its client reconnects to another replica with its Last-Event-ID. Ended here, before
    * Nest closes the HTTP server, which would otherwise wait for them.
    */
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.readiness.drained();
+  async beforeApplicationShutdown(signal?: string): Promise<void> {
+    await this.readiness.drained(signal);
     this.stopping = true;
     clearInterval(this.heartbeat);
     clearTimeout(this.idleTimer);

@@ -62,8 +62,8 @@ export class HealthController implements OnModuleDestroy, BeforeApplicationShutd
    * Nest closes the HTTP server and drains NATS right after this hook: waiting here keeps the
    * process serving, and its probe answering 503, for READINESS_DRAIN_MS first.
    */
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.readiness.drained();
+  async beforeApplicationShutdown(signal?: string): Promise<void> {
+    await this.readiness.drained(signal);
   }
 
   @Get(['health/live', 'healthz'])

@@ -43,9 +43,14 @@ export class Readiness {
     this.drainMs = ms;
   }
 
-  /** Resolves once the load balancers have had the drain delay to see the process unready. */
-  async drained(): Promise<void> {
-    if (this.drainMs > 0) await new Promise((resolve) => setTimeout(resolve, this.drainMs));
+  /**
+   * Resolves once the load balancers have had the drain delay to see the process unready. On
+   * SIGINT it resolves at once: that is Ctrl-C at a terminal, where no balancer is waiting.
+   */
+  async drained(signal?: string): Promise<void> {
+    if (this.drainMs > 0 && signal !== 'SIGINT') {
+      await new Promise((resolve) => setTimeout(resolve, this.drainMs));
+    }
   }
 
   add(dependency: Dependency): void {

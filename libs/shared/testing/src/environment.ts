@@ -54,6 +54,8 @@ export function testEnv(namespace: string, overrides: Record<string, string> = {
     BOOTSTRAP_DEFAULT_ORG: 'false',
     // A test's stack has nothing in flight when it closes; the production grace would only slow it.
     SHUTDOWN_GRACE_MS: '50',
+    // Nor has it a load balancer to wait for.
+    READINESS_DRAIN_MS: '0',
     ...overrides,
   };
 }
