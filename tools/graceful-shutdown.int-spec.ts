@@ -23,6 +23,7 @@ import {
   productWithKeyPair,
   testEnv,
   uniqueNamespace,
+  waitFor,
 } from '@licensing/shared/testing';
 import { Balancer, Outcome, Request, runLoad, sleep, watchReadiness } from './support/load';
 import { PlatformProcess, killAll } from './support/platform-processes';
@@ -136,7 +137,11 @@ describe('SIGTERM under load, to real processes', () => {
         if (outcome) outcomes.push(outcome);
       }
     });
-    await sleep(1_000);
+    // Steady traffic first (how long it takes depends on the machine).
+    await waitFor(() => outcomes.filter((o) => o.status === 200).length > 50, {
+      timeoutMs: 20_000,
+      what: '50 requests answered before the signal',
+    });
     const terminated = Date.now();
     const exit = await gateway.terminate();
     loading = false;

@@ -350,7 +350,7 @@ describe('PostgreSQL failover under load: the primary crashes, its standby is pr
       );
       const lastKeptSent = Math.max(...kept.map((w) => w.sent));
       for (const write of lost.filter((w) => w.kind !== 'revoke')) {
-        expect(write.acked).toBeLessThan(down);
+        expect(write.sent).toBeLessThan(down);
         expect(write.acked).toBeGreaterThan(lastKeptSent);
       }
     }
@@ -398,7 +398,7 @@ describe('PostgreSQL failover under load: the primary crashes, its standby is pr
       writtenBack2 = await expectRevokesWrittenBack(c, round2.down);
       lost2 = await lostOn(
         c,
-        writes.filter((w) => w.acked < round2.down),
+        writes.filter((w) => w.sent < round2.down),
       );
 
       // Round 3: asynchronous, the standby fallen behind: its link to the primary is cut a few
@@ -424,26 +424,18 @@ describe('PostgreSQL failover under load: the primary crashes, its standby is pr
     lost3 = (
       await lostOn(
         d!,
-        writes.filter((w) => w.acked < round3!.down),
+        writes.filter((w) => w.sent < round3!.down),
       )
     ).filter((w) => !lost2!.some((earlier) => key(earlier) === key(w)));
     expectTail(lost3, round3!.down, new Set(lost2!.map(key)));
     // Nothing that committed after the cut reached d: every create and activation sent since and
-    // acknowledged before the crash is lost (revokes come back from their events). And nothing else
-    // is missing on d.
+    // acknowledged before the crash is lost (revokes come back from their events). One sent before
+    // the crash and answered after it may be lost too: it committed on c, and its answer was slow.
+    // And nothing else is missing on d.
     const afterCut = writes.filter((w) => w.sent > cut && w.acked < round3!.down);
     expect(afterCut.length).toBeGreaterThanOrEqual(WRITES_BEHIND);
-    expect(
-      lost3
-        .filter((w) => w.sent > cut && w.kind !== 'revoke')
-        .map(key)
-        .sort(),
-    ).toEqual(
-      afterCut
-        .filter((w) => w.kind !== 'revoke')
-        .map(key)
-        .sort(),
-    );
+    const lostAfterCut = new Set(lost3.filter((w) => w.sent > cut && w.kind !== 'revoke').map(key));
+    expect(afterCut.filter((w) => w.kind !== 'revoke' && !lostAfterCut.has(key(w)))).toEqual([]);
     expect((await lostOn(d!, writes.slice())).map(key).sort()).toEqual([...lost2!, ...lost3].map(key).sort());
 
     // Every answer was a 2xx or a clean 503; a 404 only for a license whose create was lost.

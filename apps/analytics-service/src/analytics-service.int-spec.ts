@@ -866,7 +866,9 @@ describe('analytics service', () => {
       async () => (await bus.as(honest).send(Messages.analytics.usage, range)).buckets[0]?.syncs === 20,
       { what: "the honest organization's 20 reports", timeoutMs: 15_000 },
     );
-    expect(Date.now() - sentAt).toBeLessThan(5_000);
+    // Seconds, not minutes: a poisoned report redelivered with backoff would hold the others for
+    // minutes. 10 s leaves room for a loaded machine.
+    expect(Date.now() - sentAt).toBeLessThan(10_000);
     await drained();
   }, 60_000);
 
