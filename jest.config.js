@@ -8,6 +8,11 @@ module.exports = {
   globalTeardown: '<rootDir>/tools/jest-global-teardown.js',
   // A handle a test left open (a socket, a timer) must not keep CI waiting after the summary.
   forceExit: true,
+  // Two test files at a time. Most of a file's time is spent waiting on servers, so two at once
+  // take little more than one: CI time nearly halves. Files cannot see each other's data: each has
+  // its own database, bus namespace and Redis keys (libs/shared/testing/src/environment.ts), and
+  // servers of its own on free ports.
+  maxWorkers: 2,
   projects: [
     '<rootDir>/apps/*/jest.config.js',
     '<rootDir>/libs/*/jest.config.js',

@@ -28,7 +28,8 @@ const swc = (syntax) => [
 const ESM_ONLY_PACKAGES = ['content-disposition'];
 
 module.exports = {
-  testEnvironment: 'node',
+  // Node's environment, which also kills any process a test file left running (see the file).
+  testEnvironment: path.join(__dirname, 'tools/jest-environment.js'),
   // Integration and end-to-end tests boot real services against PostgreSQL and NATS.
   testTimeout: 30_000,
   moduleNameMapper,
