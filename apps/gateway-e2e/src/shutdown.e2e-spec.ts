@@ -55,14 +55,19 @@ describe('a replica stopped under load (SIGTERM, a deploy, a scale-in)', () => {
         'analytics-service': () => org.api.get(`/api/v1/licenses/${license.id}/usage`),
       };
       const replica = await stack.startReplica(service);
-      const stopped = after(300).then(() => replica.close());
+      // Stopped once the load runs (how long that takes depends on the machine).
+      let answered = 0;
+      const counted = () => send[service]!().finally(() => (answered += 1));
+      const stopped = waitFor(() => answered >= 25, { what: '25 requests answered' }).then(() =>
+        replica.close(),
+      );
       const outcomes = await underLoad(
-        send[service]!,
+        counted,
         8,
         stopped.then(() => after(300)),
       );
 
-      expect(outcomes.length).toBeGreaterThan(50);
+      expect(outcomes.length).toBeGreaterThan(30);
       expect(outcomes.filter((o) => o.status !== 200)).toEqual([]);
       expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(2_000);
     },
