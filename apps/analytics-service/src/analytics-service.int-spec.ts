@@ -410,6 +410,10 @@ describe('analytics service', () => {
           { day: '2026-03-01', syncs: 2, machines: 2 },
           { day: '2026-03-03', syncs: 1, machines: 0 },
         ],
+        // Metered uses come from usage events, not from sync reports: none here.
+        increments: 0,
+        uses_counted: 0,
+        last_increment_at: null,
       });
       expect(
         await org().send(Messages.analytics.licenseUsage, { id: l1, per_page: 1, page: 2 }),
@@ -436,6 +440,9 @@ describe('analytics service', () => {
         fingerprints: [],
         total: 0,
         daily: [],
+        increments: 0,
+        uses_counted: 0,
+        last_increment_at: null,
       });
       await expect(org().send(Messages.analytics.licenseUsage, { id: randomUUID() })).rejects.toMatchObject({
         code: 'not_found',

@@ -6,6 +6,8 @@ import { ANALYTICS_CONFIG, AnalyticsServiceConfig } from './config';
 import { ANALYTICS_MIGRATIONS } from './migrations';
 import { ROLLUP_ENTITIES } from './reports/rollup.entity';
 import { ReportIdMonthEntity, SyncReportEntity, SyncReportIdEntity } from './reports/sync-report.entity';
+import { MeteredUseEntity } from './usage/metered-use.entity';
+import { UsageModule } from './usage/usage.module';
 import { PartitionsModule } from './partitions/partitions.module';
 import { ReportsModule } from './reports/reports.module';
 
@@ -15,6 +17,7 @@ export const ANALYTICS_ENTITIES = [
   SyncReportIdEntity,
   ReportIdMonthEntity,
   ...ROLLUP_ENTITIES,
+  MeteredUseEntity,
 ];
 
 @Module({})
@@ -40,6 +43,7 @@ export class AnalyticsServiceModule {
         }),
         PartitionsModule,
         ReportsModule,
+        UsageModule,
         AnalyticsModule,
       ],
       providers: [{ provide: ANALYTICS_CONFIG, useValue: config }],

@@ -6,10 +6,11 @@ import { ANALYTICS_SCHEMA, AnalyticsServiceModule } from './app.module';
 import { AnalyticsServiceConfig } from './config';
 import { PartitionMaintenanceJob } from './partitions/partitions.service';
 import { SyncReportConsumer } from './reports/sync-report.consumer';
+import { UsageEventConsumer } from './usage/usage-event.consumer';
 
 /**
- * Starts the analytics service: migrates its schema, then consumes the sync-report stream and
- * takes `analytics.*` queries.
+ * Starts the analytics service: migrates its schema, then consumes the sync-report stream and the
+ * usage-increment events, and takes `analytics.*` queries.
  */
 export async function startAnalyticsService(config: AnalyticsServiceConfig): Promise<INestApplication> {
   if (config.DATABASE_AUTO_CREATE) await ensureDatabase(config.DATABASE_URL);
@@ -20,6 +21,7 @@ export async function startAnalyticsService(config: AnalyticsServiceConfig): Pro
     beforeListen: async (app) => {
       await app.get(PartitionMaintenanceJob).prepare();
       await app.get(SyncReportConsumer).start();
+      await app.get(UsageEventConsumer).start();
     },
   });
 }

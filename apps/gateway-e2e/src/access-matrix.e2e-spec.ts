@@ -57,6 +57,10 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'DELETE /licenses/{id}': ['admin'],
   'GET /licenses/{id}/download': ['admin', 'read'],
   'GET /licenses/{id}/usage': ['admin', 'read'],
+  'POST /licenses/{id}/usage': ['admin', 'client'],
+  'DELETE /licenses/{id}/usage': ['admin'],
+  'POST /licenses/{id}/entitlements': ['admin'],
+  'DELETE /licenses/{id}/entitlements': ['admin'],
   'POST /licenses/{id}/tokens': ['admin'],
   'GET /licenses/{id}/tokens': ['admin', 'read'],
   'DELETE /license-tokens/{id}': ['admin'],
@@ -77,6 +81,12 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'GET /analytics/features': ['admin', 'read'],
   'GET /analytics/versions': ['admin', 'read'],
   'GET /analytics/active': ['admin', 'read'],
+
+  'GET /entitlements': ['admin', 'read'],
+  'POST /entitlements': ['admin'],
+  'GET /entitlements/{id}': ['admin', 'read'],
+  'PATCH /entitlements/{id}': ['admin'],
+  'DELETE /entitlements/{id}': ['admin'],
 
   'GET /key-pairs': ['admin', 'read'],
   'POST /key-pairs': ['admin'],
@@ -117,6 +127,7 @@ interface Resources {
   activation(): Promise<any>;
   webhook(): Promise<any>;
   licenseToken(): Promise<any>;
+  entitlement(): Promise<any>;
   /** A response key of org A (a `next` one, fresh). */
   responseKey(): Promise<{ kid: string }>;
   /** Org A's admin, for the setup a request needs. */
@@ -134,6 +145,7 @@ interface World {
   apiKey: any;
   webhook: any;
   licenseToken: any;
+  entitlement: any;
   /** Org A's active response key. */
   responseKey: { kid: string };
   /** A delivery of `webhook` (its test event). */
@@ -188,6 +200,19 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   'DELETE /licenses/{id}': async (_w, r) => ({ path: `/licenses/${(await r.license()).id}` }),
   'GET /licenses/{id}/download': async (w) => ({ path: `/licenses/${w.license.id}/download` }),
   'GET /licenses/{id}/usage': async (w) => ({ path: `/licenses/${w.license.id}/usage` }),
+  'POST /licenses/{id}/usage': async (_w, r) => ({
+    path: `/licenses/${(await r.license()).id}/usage`,
+    body: { increment: 1 },
+  }),
+  'DELETE /licenses/{id}/usage': async (_w, r) => ({ path: `/licenses/${(await r.license()).id}/usage` }),
+  'POST /licenses/{id}/entitlements': async (w, r) => ({
+    path: `/licenses/${(await r.license()).id}/entitlements`,
+    body: { codes: [w.entitlement.code] },
+  }),
+  'DELETE /licenses/{id}/entitlements': async (w, r) => ({
+    path: `/licenses/${(await r.license()).id}/entitlements`,
+    body: { codes: [w.entitlement.code] },
+  }),
   'POST /licenses/{id}/tokens': async (w) => ({
     path: `/licenses/${w.license.id}/tokens`,
     body: { name: 'matrix' },
@@ -231,6 +256,18 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   'GET /analytics/features': async (w) => ({ path: `/analytics/features?${w.range}` }),
   'GET /analytics/versions': async (w) => ({ path: `/analytics/versions?${w.range}` }),
   'GET /analytics/active': async () => ({ path: '/analytics/active?window=7d' }),
+
+  'GET /entitlements': async () => ({ path: '/entitlements' }),
+  'POST /entitlements': async () => ({
+    path: '/entitlements',
+    body: { code: uniqueCode('ent'), name: 'Matrix' },
+  }),
+  'GET /entitlements/{id}': async (w) => ({ path: `/entitlements/${w.entitlement.id}` }),
+  'PATCH /entitlements/{id}': async (_w, r) => ({
+    path: `/entitlements/${(await r.entitlement()).id}`,
+    body: { name: 'Renamed' },
+  }),
+  'DELETE /entitlements/{id}': async (_w, r) => ({ path: `/entitlements/${(await r.entitlement()).id}` }),
 
   'GET /key-pairs': async () => ({ path: '/key-pairs' }),
   'POST /key-pairs': async () => ({ path: '/key-pairs', body: { algorithm: 'ed25519' } }),
@@ -381,6 +418,30 @@ const TENANCY: Record<RouteKey, Tenancy> = {
     call: (w) => ({ method: 'GET', path: `/licenses/${w.license.id}/usage` }),
     expect: notFound,
   },
+  'POST /licenses/{id}/usage': {
+    call: (w) => ({ method: 'POST', path: `/licenses/${w.license.id}/usage`, body: { increment: 1 } }),
+    expect: notFound,
+  },
+  'DELETE /licenses/{id}/usage': {
+    call: (w) => ({ method: 'DELETE', path: `/licenses/${w.license.id}/usage` }),
+    expect: notFound,
+  },
+  'POST /licenses/{id}/entitlements': {
+    call: (w) => ({
+      method: 'POST',
+      path: `/licenses/${w.license.id}/entitlements`,
+      body: { codes: [w.entitlement.code] },
+    }),
+    expect: notFound,
+  },
+  'DELETE /licenses/{id}/entitlements': {
+    call: (w) => ({
+      method: 'DELETE',
+      path: `/licenses/${w.license.id}/entitlements`,
+      body: { codes: [w.entitlement.code] },
+    }),
+    expect: notFound,
+  },
   'POST /licenses/{id}/tokens': {
     call: (w) => ({ method: 'POST', path: `/licenses/${w.license.id}/tokens`, body: { name: 'stolen' } }),
     expect: notFound,
@@ -486,6 +547,24 @@ const TENANCY: Record<RouteKey, Tenancy> = {
       expect(response.status).toBe(200);
       expect(response.body).toMatchObject({ window: '30d', licenses: 0, machines: 0 });
     },
+  },
+
+  'GET /entitlements': {
+    call: () => ({ method: 'GET', path: '/entitlements?per_page=100' }),
+    expect: noneOfA('entitlements', (w) => [w.entitlement.id]),
+  },
+  'POST /entitlements': { none: "adds to the caller's own catalog; the body names no resource" },
+  'GET /entitlements/{id}': {
+    call: (w) => ({ method: 'GET', path: `/entitlements/${w.entitlement.id}` }),
+    expect: notFound,
+  },
+  'PATCH /entitlements/{id}': {
+    call: (w) => ({ method: 'PATCH', path: `/entitlements/${w.entitlement.id}`, body: { name: 'Hijacked' } }),
+    expect: notFound,
+  },
+  'DELETE /entitlements/{id}': {
+    call: (w) => ({ method: 'DELETE', path: `/entitlements/${w.entitlement.id}` }),
+    expect: notFound,
   },
 
   'GET /key-pairs': {
@@ -624,6 +703,11 @@ describe('access matrices over every route the gateway serves', () => {
       expect(created.status).toBe(201);
       return created.body;
     },
+    entitlement: async () => {
+      const created = await orgA.api.post('/api/v1/entitlements', { code: uniqueCode('ent'), name: 'Fresh' });
+      expect(created.status).toBe(201);
+      return created.body;
+    },
     responseKey: async () => {
       await withoutNextResponseKey(orgA.api);
       const created = await orgA.api.post('/api/v1/organizations/current/response-keys');
@@ -642,6 +726,7 @@ describe('access matrices over every route the gateway serves', () => {
     activation: async () => world.activation,
     webhook: async () => world.webhook,
     licenseToken: async () => world.licenseToken,
+    entitlement: async () => world.entitlement,
     responseKey: async () => world.responseKey,
     admin: () => orgA.api,
     fresh: false,
@@ -656,6 +741,8 @@ describe('access matrices over every route the gateway serves', () => {
       '/api/v1/api-keys?per_page=100',
       '/api/v1/activations?per_page=100',
       '/api/v1/webhooks?per_page=100',
+      '/api/v1/entitlements?per_page=100',
+      `/api/v1/entitlements/${world.entitlement.id}`,
       `/api/v1/webhooks/${world.webhook.id}`,
       `/api/v1/products/${world.product.id}`,
       `/api/v1/products/${world.product.id}/public-key`,
@@ -720,6 +807,11 @@ describe('access matrices over every route the gateway serves', () => {
     expect(licenseToken.status).toBe(201);
     const responseKeys = await orgA.api.get('/api/v1/organizations/current/response-keys');
     expect(responseKeys.status).toBe(200);
+    const entitlement = await orgA.api.post('/api/v1/entitlements', {
+      code: uniqueCode('ent'),
+      name: 'Matrix',
+    });
+    expect(entitlement.status).toBe(201);
     world = {
       keyPair,
       product,
@@ -728,6 +820,7 @@ describe('access matrices over every route the gateway serves', () => {
       apiKey: read.key,
       webhook: webhook.body,
       licenseToken: licenseToken.body,
+      entitlement: entitlement.body,
       responseKey: responseKeys.body.keys[0],
       delivery: { id: delivery.body.delivery_id },
       range: `from=${new Date(Date.now() - day).toISOString()}&to=${new Date(Date.now() + day).toISOString()}`,

@@ -27,6 +27,7 @@ const LICENSE_TOKEN_ROUTES = [
   'POST /activations/{id}/heartbeat',
   'POST /licenses/sync',
   'POST /licenses/validate',
+  'POST /licenses/{id}/usage',
 ];
 const MACHINE_TOKEN_ROUTES = [
   'DELETE /activations/{id}',
@@ -290,6 +291,7 @@ describe('credentials that reach one license', () => {
           }),
           'POST /licenses/sync': asLicense('POST', '/licenses/sync', { license_serial: license.serial }),
           'POST /licenses/validate': asLicense('POST', '/licenses/validate', { key: license.serial }),
+          'POST /licenses/{id}/usage': asLicense('POST', `/licenses/${license.id}/usage`, { increment: 1 }),
         },
         machine: {
           'DELETE /activations/{id}': async () => {
@@ -707,6 +709,7 @@ describe('credentials that reach one license', () => {
         await otherClient.delete(`/api/v1/activations/${seat.body.id}`),
         await otherClient.post('/api/v1/licenses/validate', { key: license.serial, fingerprint: 'fp-0' }),
         await otherClient.post('/api/v1/licenses/sync', { license_serial: license.serial }),
+        await otherClient.post(`/api/v1/licenses/${license.id}/usage`, { increment: 1 }),
       ];
       expect(closed.map((answer) => `${answer.status} ${answer.body.code}`)).toEqual(
         Array(closed.length).fill('403 forbidden'),

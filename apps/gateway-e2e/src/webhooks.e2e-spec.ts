@@ -155,6 +155,13 @@ describe('webhooks', () => {
       expect(
         (await org.api.post('/api/v1/activations', { license_id: license.id, fingerprint: 'b' })).status,
       ).toBe(201);
+      expect((await org.api.post(`/api/v1/licenses/${license.id}/usage`, { increment: 2 })).status).toBe(200);
+      expect((await org.api.delete(`/api/v1/licenses/${license.id}/usage`)).status).toBe(200);
+      const entitlement = await org.api.post('/api/v1/entitlements', { code: uniqueCode('ent'), name: 'E' });
+      expect((await org.api.patch(`/api/v1/entitlements/${entitlement.body.id}`, { name: 'F' })).status).toBe(
+        200,
+      );
+      expect((await org.api.delete(`/api/v1/entitlements/${entitlement.body.id}`)).status).toBe(200);
       expect((await org.api.delete(`/api/v1/licenses/${license.id}`)).status).toBe(200);
       const expiring = await createLicense(org.api, { product_id: product.id });
       await expireLicenseInDatabase(expiring.id);

@@ -14,6 +14,10 @@ import { IdempotencyModule } from './idempotency/idempotency.module';
 import { ApiKeyEntity } from './identity/api-key.entity';
 import { IdentityModule } from './identity/identity.module';
 import { OrganizationEntity } from './identity/organization.entity';
+import {
+  EntitlementsController,
+  LicenseEntitlementsController,
+} from './entitlements/entitlements.controller';
 import { KeyPairsController } from './key-pairs/key-pairs.controller';
 import { LicensesController } from './licenses/licenses.controller';
 import { GATEWAY_MIGRATIONS } from './migrations';
@@ -66,6 +70,8 @@ export class GatewayModule {
         ProductsController,
         LicensesController,
         KeyPairsController,
+        EntitlementsController,
+        LicenseEntitlementsController,
         RevocationController,
         RevocationListsController,
         LicenseEventsController,

@@ -18,7 +18,7 @@ const DESCRIPTION = `Signed software licenses for the products of many organizat
 
 **Base URL.** Every operation is served under \`/api/v1\` and, identically, under \`/v1\` (the \`prefix\` server variable): the same handlers, the same data.
 
-**Authentication.** Send an API key or a token as \`Authorization: Bearer …\`. An API key (\`lk_…\`) belongs to one organization and holds scopes: \`admin\` (everything), \`read\` (every read, plus verify and check-revocation) or \`client\` (verify, validate, check-revocation, sync, activations and a product's public key). A license token (\`lt_…\`, scope \`license\`) acts on one license only, and is what a shipped application should hold; a machine token (\`mt_…\`, scope \`machine\`), answered by an activation made with a license token, acts on that activation only. Each operation lists the scopes it accepts (its security requirements, and \`x-allowed-scopes\`). A request with a bad credential is a \`401\` whatever else is wrong with it.
+**Authentication.** Send an API key or a token as \`Authorization: Bearer …\`. An API key (\`lk_…\`) belongs to one organization and holds scopes: \`admin\` (everything), \`read\` (every read, plus verify and check-revocation) or \`client\` (verify, validate, check-revocation, sync, activations, usage counts and a product's public key). A license token (\`lt_…\`, scope \`license\`) acts on one license only, and is what a shipped application should hold; a machine token (\`mt_…\`, scope \`machine\`), answered by an activation made with a license token, acts on that activation only. Each operation lists the scopes it accepts (its security requirements, and \`x-allowed-scopes\`). A request with a bad credential is a \`401\` whatever else is wrong with it.
 
 **Errors** are RFC 9457 problem details (\`application/problem+json\`) with a stable \`code\`; each operation lists the codes it can answer. A resource of another organization is always a \`404\`.
 
@@ -29,6 +29,7 @@ const TAGS: [name: string, description: string][] = [
   ['key-pairs', 'Signing key pairs. The private key never leaves the license service.'],
   ['products', 'Products, each signed with a key pair, and their public keys.'],
   ['licenses', 'Licenses: signed JWS files, their changes, revocation, offline and online verification.'],
+  ['entitlements', 'The catalog of entitlement codes, and the entitlements each license holds.'],
   ['activations', 'Machine seats of a license, kept alive by heartbeats.'],
   ['revocation', 'What shipped applications call: revocation checks of many serials, and usage sync.'],
   ['analytics', 'Usage counted from the sync reports.'],

@@ -11,6 +11,9 @@ import { CatalogProductEntity } from './catalog/catalog-product.entity';
 import { CatalogModule } from './catalog/catalog.module';
 import { LICENSE_SERVICE_CONFIG, LicenseServiceConfig } from './config';
 import { CredentialsModule } from './credentials/credentials.module';
+import { EntitlementEntity } from './entitlements/entitlement.entity';
+import { EntitlementsModule } from './entitlements/entitlements.module';
+import { LicenseEntitlementEntity } from './entitlements/license-entitlement.entity';
 import { LicenseTokenEntity } from './credentials/license-token.entity';
 import { KeyPairEntity } from './key-pairs/key-pair.entity';
 import { KeyPairsModule } from './key-pairs/key-pairs.module';
@@ -31,6 +34,8 @@ export const LICENSE_ENTITIES = [
   ActivationEntity,
   ActivationGrantEntity,
   LicenseTokenEntity,
+  EntitlementEntity,
+  LicenseEntitlementEntity,
   RevocationListEntity,
   StreamCheckpointEntity,
   OutboxEventEntity,
@@ -72,6 +77,7 @@ export class LicenseServiceModule {
         LicensesModule,
         ActivationsModule,
         CredentialsModule,
+        EntitlementsModule,
         RevocationListsModule,
         RestoreModule,
       ],

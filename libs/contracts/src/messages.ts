@@ -32,6 +32,15 @@ import {
   ResolveCredentialReply,
 } from './credentials/credential.dto';
 import { IdDto, MessageView } from './common/common.dto';
+import {
+  CreateEntitlementDto,
+  EntitlementListView,
+  EntitlementView,
+  LicenseEntitlementsMessage,
+  LicenseUsesView,
+  UpdateEntitlementMessage,
+  UsageIncrementMessage,
+} from './entitlements/entitlement.dto';
 import { PageQueryDto } from './common/pagination.dto';
 import { CreateKeyPairDto, KeyPairListView, KeyPairView } from './key-pairs/key-pair.dto';
 import {
@@ -139,6 +148,32 @@ export const Messages = {
     statuses: defineMessage<SerialStatusesRequest, SerialStatus[]>('license.statuses.v1'),
     /** A product's revocation list (or a delta), signed by the product's key pair in the license service. */
     revocationList: defineMessage<RevocationListRequest, RevocationListReply>('license.revocation-list.v1'),
+    /** Adds catalog entitlements to the license; it is signed again when its entitlements changed. */
+    attachEntitlements: defineMessage<LicenseEntitlementsMessage, LicenseView>(
+      'license.entitlements.attach.v1',
+      LicenseView,
+    ),
+    detachEntitlements: defineMessage<LicenseEntitlementsMessage, LicenseView>(
+      'license.entitlements.detach.v1',
+      LicenseView,
+    ),
+    /** One conditional UPDATE: exact under concurrency, and a refused increment changes nothing. */
+    incrementUsage: defineMessage<UsageIncrementMessage, LicenseUsesView>(
+      'license.usage.increment.v1',
+      LicenseUsesView,
+    ),
+    resetUsage: defineMessage<IdDto, LicenseUsesView>('license.usage.reset.v1', LicenseUsesView),
+  },
+  /** The organization's entitlement catalog, owned by the license service. */
+  entitlement: {
+    create: defineMessage<CreateEntitlementDto, EntitlementView>('entitlement.create.v1', EntitlementView),
+    list: defineMessage<PageQueryDto, EntitlementListView>('entitlement.list.v1', EntitlementListView),
+    get: defineMessage<IdDto, EntitlementView>('entitlement.get.v1', EntitlementView),
+    update: defineMessage<UpdateEntitlementMessage, EntitlementView>(
+      'entitlement.update.v1',
+      EntitlementView,
+    ),
+    delete: defineMessage<IdDto, MessageView>('entitlement.delete.v1', MessageView),
   },
   keyPair: {
     // An RSA-3072 key takes a random time to find: about a second, several on a busy machine.

@@ -70,6 +70,23 @@ describe('buildClaims', () => {
     expect(claims.hardware_binding).toEqual({ fingerprint: 'hw-1' });
   });
 
+  it('adds entitlements last, only when there are some, as a copy', () => {
+    expect(buildClaims(input())).not.toHaveProperty('entitlements');
+    expect(buildClaims(input({ entitlements: [] }))).not.toHaveProperty('entitlements');
+    const codes = ['cloud-sync', 'export.pdf'];
+    const claims = buildClaims(input({ entitlements: codes }));
+    codes.push('later');
+    expect(claims.entitlements).toEqual(['cloud-sync', 'export.pdf']);
+    expect(Object.keys(claims).at(-1)).toBe('entitlements');
+    expect(readLicenseClaims(JSON.parse(JSON.stringify(claims)))).toEqual(claims);
+  });
+
+  it('reads a payload whose entitlements are not a list of strings as no license', () => {
+    for (const entitlements of ['pdf', [1], null, {}]) {
+      expect(readLicenseClaims({ ...buildClaims(input()), entitlements })).toBeUndefined();
+    }
+  });
+
   it('refuses an invalid date instead of signing NaN', () => {
     expect(() => buildClaims(input({ validFrom: new Date('nope') }))).toThrow(RangeError);
     expect(() => buildClaims(input({ validUntil: new Date('nope') }))).toThrow(RangeError);

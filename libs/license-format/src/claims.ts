@@ -34,6 +34,8 @@ export interface LicenseClaims {
   hardware_binding: HardwareBinding | null;
   valid_from: string;
   valid_until: string | null;
+  /** The license's entitlement codes, sorted; absent, not empty, when it has none. */
+  entitlements?: string[];
 }
 
 export interface BuildClaimsInput {
@@ -51,6 +53,8 @@ export interface BuildClaimsInput {
   validFrom: Date;
   validUntil: Date | null;
   issuedAt: Date;
+  /** Sorted entitlement codes; none gives no claim, so files of such licenses stay as they were. */
+  entitlements?: readonly string[];
 }
 
 export function buildClaims(input: BuildClaimsInput): LicenseClaims {
@@ -79,6 +83,7 @@ export function buildClaims(input: BuildClaimsInput): LicenseClaims {
       input.hardwareBinding === null ? null : { fingerprint: input.hardwareBinding.fingerprint },
     valid_from: input.validFrom.toISOString(),
     valid_until: input.validUntil === null ? null : input.validUntil.toISOString(),
+    ...(input.entitlements?.length ? { entitlements: [...input.entitlements] } : {}),
   };
 }
 
@@ -142,6 +147,7 @@ export function readLicenseClaims(payload: unknown): LicenseClaims | undefined {
         binding !== undefined &&
         isString((binding as HardwareBinding).fingerprint))) &&
     isString(c.valid_from) &&
-    isNullableString(c.valid_until);
+    isNullableString(c.valid_until) &&
+    (c.entitlements === undefined || (Array.isArray(c.entitlements) && c.entitlements.every(isString)));
   return shaped ? (c as unknown as LicenseClaims) : undefined;
 }

@@ -30,6 +30,8 @@ export interface LicenseClaims {
   hardware_binding: { fingerprint: string } | null;
   valid_from: string;
   valid_until: string | null;
+  /** The license's entitlement codes, sorted; absent when it has none. */
+  entitlements?: string[];
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';
@@ -65,6 +67,8 @@ export function readLicenseClaims(payload: unknown): LicenseClaims | undefined {
         binding !== undefined &&
         isString((binding as { fingerprint?: unknown }).fingerprint))) &&
     isString(c['valid_from']) &&
-    isNullableString(c['valid_until']);
+    isNullableString(c['valid_until']) &&
+    (c['entitlements'] === undefined ||
+      (Array.isArray(c['entitlements']) && c['entitlements'].every(isString)));
   return shaped ? (c as unknown as LicenseClaims) : undefined;
 }

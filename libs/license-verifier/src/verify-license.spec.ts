@@ -132,6 +132,17 @@ describe('verifyLicense', () => {
       });
     });
 
+    it('exposes the entitlements the file carries, and none for a file without the claim', async () => {
+      expect((await verify(token())).license?.entitlements).toEqual([]);
+      const entitled = signJws(claims({ entitlements: ['cloud-sync', 'export.pdf'] }), {
+        kid,
+        privateKey: keys[algorithm].privateKey,
+      });
+      const { valid, license } = await verify(entitled);
+      expect(valid).toBe(true);
+      expect(license?.entitlements).toEqual(['cloud-sync', 'export.pdf']);
+    });
+
     it('refuses another key of the same type, and keys of the other types', async () => {
       expect(codes(await verify(token(), other[algorithm].pem))).toEqual(['signature_invalid']);
       for (const different of KEY_ALGORITHMS.filter((a) => a !== algorithm)) {
@@ -374,7 +385,7 @@ describe('building blocks', () => {
   it('accepts exactly the payloads the service accepts as license claims', () => {
     const valid = JSON.parse(JSON.stringify(claims())) as Record<string, unknown>;
     const variants = fc.record({
-      field: fc.constantFrom(...Object.keys(valid), 'exp'),
+      field: fc.constantFrom(...Object.keys(valid), 'exp', 'entitlements'),
       value: fc.oneof(
         fc.constant(undefined),
         fc.constant(null),
@@ -382,6 +393,7 @@ describe('building blocks', () => {
         fc.double(),
         fc.string(),
         fc.array(fc.string()),
+        fc.array(fc.oneof(fc.string(), fc.integer())),
         fc.constant({ fingerprint: 'x' }),
       ),
     });

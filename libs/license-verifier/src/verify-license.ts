@@ -29,6 +29,8 @@ export interface VerifiedLicense {
   customer_id: string | null;
   customer_email: string | null;
   features: string[];
+  /** The entitlement codes the file carries, sorted; empty when it carries none. */
+  entitlements: string[];
   max_seats: number;
   hardware_binding: { fingerprint: string } | null;
   valid_from: string;
@@ -176,6 +178,7 @@ function summary(header: Record<string, unknown>, claims: LicenseClaims, expired
     customer_id: claims.customer_id,
     customer_email: claims.customer_email,
     features: [...claims.features],
+    entitlements: [...(claims.entitlements ?? [])],
     max_seats: claims.max_seats,
     hardware_binding: claims.hardware_binding && { fingerprint: claims.hardware_binding.fingerprint },
     valid_from: claims.valid_from,

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   ActiveQueryDto,
   ActiveView,
@@ -15,6 +15,9 @@ import {
 } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
 import { BusClient } from '@licensing/shared/messaging';
+import { ANALYTICS_CONFIG, AnalyticsServiceConfig } from '../config';
+import { rawRetentionStart } from '../partitions/partitions.service';
+import { MeteredUsesRepository } from '../usage/metered-uses.repository';
 import { AnalyticsRepository, ReportScope } from './analytics.repository';
 
 const HOUR_MS = 3600 * 1000;
@@ -61,7 +64,9 @@ const versionOrder = new Intl.Collator('en', { numeric: true });
 export class AnalyticsService {
   constructor(
     private readonly analytics: AnalyticsRepository,
+    private readonly meteredUses: MeteredUsesRepository,
     private readonly bus: BusClient,
+    @Inject(ANALYTICS_CONFIG) private readonly config: AnalyticsServiceConfig,
   ) {}
 
   async usage(orgId: string, query: UsageQueryDto): Promise<UsageView> {
@@ -94,14 +99,19 @@ export class AnalyticsService {
   /**
    * A license with reports is known to exist in the organization (the revocation service resolved
    * its serial there). Without reports, only the license service can tell an unused license from
-   * one that does not exist or belongs to someone else, and it answers 404 for both.
+   * one that does not exist or belongs to someone else, and it answers 404 for both. Metered
+   * uses are counted over the same retention as the reports.
    */
   async licenseUsage(
     orgId: string,
     { id, product_id, ...page }: LicenseUsageRequest,
   ): Promise<LicenseUsageView> {
-    const usage = await this.analytics.licenseUsage(orgId, id, product_id, pageOf(page));
-    if (usage.syncs === 0) await this.bus.send(Messages.license.get, { id });
+    const since = rawRetentionStart(new Date(), this.config.ANALYTICS_RAW_RETENTION_DAYS);
+    const [usage, metered] = await Promise.all([
+      this.analytics.licenseUsage(orgId, id, product_id, pageOf(page)),
+      this.meteredUses.ofLicense(orgId, id, product_id, since),
+    ]);
+    if (usage.syncs === 0 && metered.increments === 0) await this.bus.send(Messages.license.get, { id });
     return {
       license_id: id,
       last_sync_at: usage.last_sync_at?.toISOString() ?? null,
@@ -114,6 +124,9 @@ export class AnalyticsService {
       })),
       total: usage.total,
       daily: usage.daily,
+      increments: metered.increments,
+      uses_counted: Number(metered.uses_counted),
+      last_increment_at: metered.last_increment_at?.toISOString() ?? null,
     };
   }
 

@@ -130,6 +130,9 @@ export class PartitionsService {
     for (const table of ['license_last_seen', 'fingerprint_last_seen']) {
       await manager.query(`DELETE FROM analytics.${table} WHERE last_seen_hour < $1`, [start]);
     }
+    // Metered uses are answered over raw retention too. An event older than that cannot come back:
+    // the events stream keeps a week.
+    await manager.query(`DELETE FROM analytics.metered_uses WHERE occurred_at < $1`, [start]);
     if (expired.length > 0)
       this.logger.log({ msg: 'dropped expired analytics partitions', partitions: expired });
     for (const name of expired) {

@@ -116,7 +116,7 @@ export interface paths {
         put?: never;
         /**
          * Create a license
-         * @description Issues a license for a product and signs it with the product's key pair. The answer holds its serial (`LIC-<PRODUCT CODE>-<16 characters>`) and `license_blob`, the base64 of the `.lic` file: a compact JWS that any JOSE library verifies with the public key. `valid_days` and `features` default to the product's; `valid_days: 0` or `license_type: perpetual` means no end. A `node_locked` license has one seat and is bound to `hardware_binding`, or to its first activation. Publishes `license.created`.
+         * @description Issues a license for a product and signs it with the product's key pair. The answer holds its serial (`LIC-<PRODUCT CODE>-<16 characters>`) and `license_blob`, the base64 of the `.lic` file: a compact JWS that any JOSE library verifies with the public key. `valid_days` and `features` default to the product's; `valid_days: 0` or `license_type: perpetual` means no end. A `node_locked` license has one seat and is bound to `hardware_binding`, or to its first activation. `max_uses` limits the uses counted by `POST /licenses/{id}/usage` (none by default). A new license holds no entitlements: attach them afterwards. Publishes `license.created`.
          *
          *     **Who may call it:** an API key with scope `admin`.
          *
@@ -164,7 +164,7 @@ export interface paths {
         put?: never;
         /**
          * Validate a license key on a machine
-         * @description Answers whether this machine may run: by serial (`key`), and when `fingerprint` is given, by its activation. `code` is the first that applies of `NOT_FOUND`, `REVOKED`, `SUSPENDED`, `EXPIRED`, then with a fingerprint `FINGERPRINT_MISMATCH`, `NO_ACTIVATION`, `HEARTBEAT_DEAD`, `COMPONENTS_MISMATCH`; otherwise `VALID`, the only code with `valid: true`. A license token sees only its own license (any other key is `NOT_FOUND`); a machine token only its own machine's activation.
+         * @description Answers whether this machine may run: by serial (`key`), and when `fingerprint` is given, by its activation. `code` is the first that applies of `NOT_FOUND`, `REVOKED`, `SUSPENDED`, `EXPIRED`, then with a fingerprint `FINGERPRINT_MISMATCH`, `NO_ACTIVATION`, `HEARTBEAT_DEAD`, `COMPONENTS_MISMATCH`; then, when `entitlements` is given, `ENTITLEMENTS_MISSING` (the license lacks one of them); otherwise `VALID`, the only code with `valid: true`. A license token sees only its own license (any other key is `NOT_FOUND`); a machine token only its own machine's activation.
          *
          *     **Who may call it:** an API key with scope `admin` or `client` or `license` or `machine`.
          *
@@ -208,7 +208,7 @@ export interface paths {
         head?: never;
         /**
          * Change a license
-         * @description Changes any of `customer_id`, `customer_email`, `features`, `max_seats`, `valid_until`, `hardware_binding` and `status` (`active` or `suspended` only); `null` clears the customer fields and the binding, and makes `valid_until` perpetual. The license is signed again: the answer holds a new `license_blob`. Check-revocation and sync see a new status at once. Publishes `license.updated`, `license.suspended` or `license.reinstated`.
+         * @description Changes any of `customer_id`, `customer_email`, `features`, `max_seats`, `max_uses`, `valid_until`, `hardware_binding` and `status` (`active` or `suspended` only); `null` clears the customer fields and the binding, and makes `valid_until` perpetual. The license is signed again: the answer holds a new `license_blob`. Check-revocation and sync see a new status at once. Publishes `license.updated`, `license.suspended` or `license.reinstated`.
          *
          *     **Who may call it:** an API key with scope `admin`.
          *
@@ -236,6 +236,46 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/licenses/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A license's usage
+         * @description One license's sync history within the raw-report retention (30 days by default): last sync, number of reports, peak seats in use, the versions seen, and its machines (fingerprints, most recent first, a page at a time); `product_id` is accepted for symmetry with the other analytics routes. A license that never synced answers zeros and empty lists.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["getLicenseUsage"];
+        put?: never;
+        /**
+         * Count uses of a license
+         * @description Adds `increment` (1 by default) to the license's `uses`. An increment that would take `uses` past `max_uses` is refused with `422 usage_limit_exceeded` and changes nothing, exactly, however many increments run at once. A revoked, suspended or expired license is `422 license_not_active`. A license token counts for its own license only. Publishes `license.usage_incremented`, which analytics counts once. Send an `Idempotency-Key` to retry safely: a replay does not count again.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `413 payload_too_large`, `422 license_not_active`, `422 usage_limit_exceeded`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["incrementLicenseUsage"];
+        /**
+         * Reset a license's uses
+         * @description Sets the license's `uses` back to 0 (`max_uses` is kept). Publishes `license.usage_reset`.
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `429 rate_limited`, `503 unavailable`.
+         */
+        delete: operations["resetLicenseUsage"];
         options?: never;
         head?: never;
         patch?: never;
@@ -300,6 +340,110 @@ export interface paths {
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `429 rate_limited`, `503 unavailable`.
          */
         delete: operations["deleteKeyPair"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List entitlements
+         * @description The organization's entitlements, newest first, a page at a time.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["listEntitlements"];
+        put?: never;
+        /**
+         * Create an entitlement
+         * @description Adds a capability to the catalog, which licenses then hold by its `code`: lowercase letters and digits in parts joined by one `.`, `_` or `-`, unique in the organization and immutable. Publishes `entitlement.created`.
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `409 conflict`, `413 payload_too_large`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["createEntitlement"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entitlements/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an entitlement
+         * @description One entitlement.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["getEntitlement"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an entitlement
+         * @description Deletes an entitlement for good. Refused while a license holds it: detach it first. Publishes `entitlement.deleted`.
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `429 rate_limited`, `503 unavailable`.
+         */
+        delete: operations["deleteEntitlement"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename an entitlement
+         * @description Changes `name`. The `code` never changes (`400` when sent, even unchanged), since license files carry it. Publishes `entitlement.updated`.
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `413 payload_too_large`, `429 rate_limited`, `503 unavailable`.
+         */
+        patch: operations["updateEntitlement"];
+        trace?: never;
+    };
+    "/licenses/{id}/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Attach entitlements to a license
+         * @description Adds entitlements of the catalog, by code, to the license. Codes it holds already are left as they are. When its entitlements change the license is signed again: the answer holds a new `license_blob` whose `entitlements` claim lists them. Files downloaded before keep their claims. Publishes `license.updated` (nothing when nothing changed).
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `413 payload_too_large`, `422 unknown_entitlement`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["attachLicenseEntitlements"];
+        /**
+         * Detach entitlements from a license
+         * @description Removes entitlements, by code, from the license; codes of the catalog it does not hold are left alone. When its entitlements change the license is signed again, as for attach. Publishes `license.updated` (nothing when nothing changed).
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `413 payload_too_large`, `422 unknown_entitlement`, `429 rate_limited`, `503 unavailable`.
+         */
+        delete: operations["detachLicenseEntitlements"];
         options?: never;
         head?: never;
         patch?: never;
@@ -617,30 +761,6 @@ export interface paths {
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `429 rate_limited`, `503 unavailable`.
          */
         get: operations["getActiveUsage"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/licenses/{id}/usage": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A license's usage
-         * @description One license's sync history within the raw-report retention (30 days by default): last sync, number of reports, peak seats in use, the versions seen, and its machines (fingerprints, most recent first, a page at a time); `product_id` is accepted for symmetry with the other analytics routes. A license that never synced answers zeros and empty lists.
-         *
-         *     **Who may call it:** an API key with scope `admin` or `read`.
-         *
-         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
-         */
-        get: operations["getLicenseUsage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1066,7 +1186,7 @@ export interface paths {
         head?: never;
         /**
          * Change the caller's organization's settings
-         * @description `client_keys_license_actions: false` closes the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync) to `client` keys, so that only license and machine tokens reach them. `checkout_ttl_seconds` is how long an air-gapped activation file stays valid (30 days by default). Applies on every gateway at once.
+         * @description `client_keys_license_actions: false` closes the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync, usage) to `client` keys, so that only license and machine tokens reach them. `checkout_ttl_seconds` is how long an air-gapped activation file stays valid (30 days by default). Applies on every gateway at once.
          *
          *     **Who may call it:** an API key with scope `admin`.
          *
@@ -1311,6 +1431,8 @@ export interface components {
             /** @default 1 */
             max_seats?: number;
             hardware_binding?: components["schemas"]["HardwareBindingDto"] | null;
+            /** @description How many uses the license may count (POST /licenses/{id}/usage); null: no limit */
+            max_uses?: number | null;
         };
         HardwareBindingView: {
             fingerprint: string;
@@ -1339,6 +1461,18 @@ export interface components {
             hardware_binding: components["schemas"]["HardwareBindingView"] | null;
             /** Format: uuid */
             key_pair_id: string;
+            /**
+             * @description The license's entitlement codes, sorted
+             * @example [
+             *       "cloud-sync",
+             *       "export.pdf"
+             *     ]
+             */
+            entitlements: string[];
+            /** @description Uses counted since the last reset (POST /licenses/{id}/usage) */
+            uses: number;
+            /** @description null: no limit */
+            max_uses: number | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1367,6 +1501,8 @@ export interface components {
             product_id: string;
             customer_id: string | null;
             features: string[];
+            /** @description The entitlement codes the file carries (empty when it has no `entitlements` claim) */
+            entitlements: string[];
             /** Format: date-time */
             valid_from: string;
             /** Format: date-time */
@@ -1390,6 +1526,13 @@ export interface components {
             components?: {
                 [key: string]: string;
             };
+            /**
+             * @description Entitlement codes the application needs: `ENTITLEMENTS_MISSING` when the license lacks one
+             * @example [
+             *       "export.pdf"
+             *     ]
+             */
+            entitlements?: string[];
         };
         ValidatedLicenseView: {
             serial: string;
@@ -1397,6 +1540,8 @@ export interface components {
             product_id: string;
             customer_id: string | null;
             features: string[];
+            /** @description The entitlement codes the file carries (empty when it has no `entitlements` claim) */
+            entitlements: string[];
             /** Format: date-time */
             valid_from: string;
             /** Format: date-time */
@@ -1430,7 +1575,7 @@ export interface components {
         ValidationResultView: {
             valid: boolean;
             /** @enum {string} */
-            code: "VALID" | "NOT_FOUND" | "REVOKED" | "SUSPENDED" | "EXPIRED" | "FINGERPRINT_MISMATCH" | "NO_ACTIVATION" | "HEARTBEAT_DEAD" | "COMPONENTS_MISMATCH";
+            code: "VALID" | "NOT_FOUND" | "REVOKED" | "SUSPENDED" | "EXPIRED" | "FINGERPRINT_MISMATCH" | "NO_ACTIVATION" | "HEARTBEAT_DEAD" | "COMPONENTS_MISMATCH" | "ENTITLEMENTS_MISSING";
             detail: string;
             license: components["schemas"]["ValidatedLicenseView"] | null;
             activation: components["schemas"]["ActivationView"] | null;
@@ -1444,6 +1589,8 @@ export interface components {
             /** @default 1 */
             max_seats?: number;
             hardware_binding?: components["schemas"]["HardwareBindingDto"] | null;
+            /** @description How many uses the license may count (POST /licenses/{id}/usage); null: no limit */
+            max_uses?: number | null;
             /**
              * Format: date-time
              * @description null: perpetual. In the past: the license is expired. Never before valid_from.
@@ -1451,6 +1598,25 @@ export interface components {
             valid_until?: string | null;
             /** @enum {string} */
             status?: "active" | "suspended";
+        };
+        UsageIncrementDto: {
+            /**
+             * @default 1
+             * @example 1
+             */
+            increment?: number;
+        };
+        LicenseUsesView: {
+            /**
+             * @description Uses counted since the last reset
+             * @example 12
+             */
+            uses: number;
+            /**
+             * @description null: no limit
+             * @example 50
+             */
+            max_uses: number | null;
         };
         CreateKeyPairDto: {
             /** @example Production signing key */
@@ -1477,6 +1643,42 @@ export interface components {
         KeyPairListView: {
             key_pairs: components["schemas"]["KeyPairView"][];
             total: number;
+        };
+        CreateEntitlementDto: {
+            /**
+             * @description Unique in the organization; immutable
+             * @example export.pdf
+             */
+            code: string;
+            /** @example Export to PDF */
+            name: string;
+        };
+        EntitlementView: {
+            /** Format: uuid */
+            id: string;
+            /** @example export.pdf */
+            code: string;
+            /** @example Export to PDF */
+            name: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        EntitlementListView: {
+            entitlements: components["schemas"]["EntitlementView"][];
+            total: number;
+        };
+        UpdateEntitlementDto: {
+            /** @example Export to PDF and PDF/A */
+            name?: string;
+        };
+        LicenseEntitlementsDto: {
+            /**
+             * @example [
+             *       "export.pdf",
+             *       "cloud-sync"
+             *     ]
+             */
+            codes: string[];
         };
         CheckRevocationDto: {
             serials: string[];
@@ -1652,6 +1854,12 @@ export interface components {
             total: number;
             /** @description Syncs and machines per UTC day over the reports kept (ANALYTICS_RAW_RETENTION_DAYS), oldest first; days without a sync are left out */
             daily: components["schemas"]["LicenseUsageDayView"][];
+            /** @description Accepted usage increments (POST /licenses/{id}/usage) counted within the same retention */
+            increments: number;
+            /** @description The uses those increments added */
+            uses_counted: number;
+            /** Format: date-time */
+            last_increment_at: string | null;
         };
         CreateWebhookDto: {
             /**
@@ -1666,7 +1874,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "webhook.disabled" | "*")[];
+            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "webhook.disabled" | "*")[];
             /** @example Billing system */
             description?: string | null;
         };
@@ -1674,7 +1882,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             url: string;
-            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "webhook.disabled" | "*")[];
+            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "webhook.disabled" | "*")[];
             description: string | null;
             enabled: boolean;
             /** @description Why the platform disabled the endpoint (null while enabled, or when disabled by a caller) */
@@ -1693,7 +1901,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             url: string;
-            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "webhook.disabled" | "*")[];
+            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "webhook.disabled" | "*")[];
             description: string | null;
             enabled: boolean;
             /** @description Why the platform disabled the endpoint (null while enabled, or when disabled by a caller) */
@@ -1709,7 +1917,7 @@ export interface components {
         };
         UpdateWebhookDto: {
             url?: string;
-            events?: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "webhook.disabled" | "*")[];
+            events?: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "webhook.disabled" | "*")[];
             description?: string | null;
             /** @description false pauses deliveries; true resumes them (and re-enables a disabled endpoint) */
             enabled?: boolean;
@@ -1878,7 +2086,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
-            /** @description Whether `client` API keys may call the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync). When false, only license and machine tokens reach them. */
+            /** @description Whether `client` API keys may call the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync, usage). When false, only license and machine tokens reach them. */
             client_keys_license_actions: boolean;
             /** @description How long an air-gapped activation file (and a checked-out license file) stays valid */
             checkout_ttl_seconds: number;
@@ -1936,7 +2144,7 @@ export interface components {
             /** @enum {string} */
             action: "created" | "updated" | "revoked" | "deleted" | "suspended" | "reinstated" | "rotated";
             /** @enum {string} */
-            resource_type: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook";
+            resource_type: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook" | "entitlement";
             /** Format: uuid */
             resource_id: string;
             actor: components["schemas"]["AuditActorView"];
@@ -3260,6 +3468,301 @@ export interface operations {
             };
         };
     };
+    getLicenseUsage: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number */
+                page?: number;
+                per_page?: number;
+                /** @description Only reports of this product */
+                product_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description fingerprints is paginated, most recent sync first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LicenseUsageView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the license does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    incrementLicenseUsage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, a new one per operation. A repeat in the caller's organization within 24 h (by default) with the same JSON body answers the first response again, same status and body, with `Idempotent-Replayed: true`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "increment": 1
+                 *     }
+                 */
+                "application/json": components["schemas"]["UsageIncrementDto"];
+            };
+        };
+        responses: {
+            /** @description The uses counted, and the limit */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LicenseUsesView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the license does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `conflict`: the `Idempotency-Key` was used with another body or on another route, or its first request is still in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /**
+             * @description `license_not_active`: the license is revoked, suspended or expired
+             *
+             *     `usage_limit_exceeded`: the increment would take `uses` past the license's `max_uses`; nothing changed
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    resetLicenseUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The uses counted (0), and the limit */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LicenseUsesView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the license does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `conflict`: the license is revoked */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
     listKeyPairs: {
         parameters: {
             query?: {
@@ -3565,6 +4068,691 @@ export interface operations {
             };
             /** @description `conflict`: a product uses the key pair, or a license it signed is not revoked */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    listEntitlements: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number */
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntitlementListView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    createEntitlement: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, a new one per operation. A repeat in the caller's organization within 24 h (by default) with the same JSON body answers the first response again, same status and body, with `Idempotent-Replayed: true`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "export.pdf",
+                 *       "name": "Export to PDF"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateEntitlementDto"];
+            };
+        };
+        responses: {
+            /** @description The new entitlement */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntitlementView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /**
+             * @description `conflict`: the organization has an entitlement with this `code` already
+             *
+             *     `conflict`: the `Idempotency-Key` was used with another body or on another route, or its first request is still in progress
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    getEntitlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntitlementView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the entitlement does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    deleteEntitlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the entitlement does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `conflict`: a license holds the entitlement */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    updateEntitlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Export to PDF and PDF/A"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateEntitlementDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntitlementView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the entitlement does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    attachLicenseEntitlements: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "codes": [
+                 *         "export.pdf",
+                 *         "cloud-sync"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["LicenseEntitlementsDto"];
+            };
+        };
+        responses: {
+            /** @description The license with its entitlements, signed again (new license_blob) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LicenseView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the license does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `conflict`: the license is revoked */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unknown_entitlement`: a code is not an entitlement of the organization; `detail` names each one */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    detachLicenseEntitlements: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "codes": [
+                 *         "cloud-sync"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["LicenseEntitlementsDto"];
+            };
+        };
+        responses: {
+            /** @description The license with its entitlements, signed again (new license_blob) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LicenseView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the license does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `conflict`: the license is revoked */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unknown_entitlement`: a code is not an entitlement of the organization; `detail` names each one */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4856,88 +6044,6 @@ export interface operations {
             };
             /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemView"];
-                };
-            };
-            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemView"];
-                };
-            };
-            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemView"];
-                };
-            };
-        };
-    };
-    getLicenseUsage: {
-        parameters: {
-            query?: {
-                /** @description 1-based page number */
-                page?: number;
-                per_page?: number;
-                /** @description Only reports of this product */
-                product_id?: string;
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description fingerprints is paginated, most recent sync first */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LicenseUsageView"];
-                };
-            };
-            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemView"];
-                };
-            };
-            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemView"];
-                };
-            };
-            /** @description `forbidden`: the credential's scopes do not allow this operation */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemView"];
-                };
-            };
-            /** @description `not_found`: the license does not exist in the organization */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6836,7 +7942,7 @@ export interface operations {
                 /** @description 1-based page number */
                 page?: number;
                 per_page?: number;
-                resource_type?: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook";
+                resource_type?: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook" | "entitlement";
                 resource_id?: string;
                 action?: "created" | "updated" | "revoked" | "deleted" | "suspended" | "reinstated" | "rotated";
                 /** @description Only changes made with this API key */

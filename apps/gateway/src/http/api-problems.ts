@@ -20,6 +20,8 @@ const WHEN: Record<ErrorCode, string> = {
   license_not_active: 'the license is revoked, suspended or expired',
   fingerprint_mismatch: "the fingerprint is not the license's hardware binding",
   key_pair_missing: 'the product has no key pair',
+  unknown_entitlement: 'a code is not an entitlement of the organization; `detail` names each one',
+  usage_limit_exceeded: "the increment would take `uses` past the license's `max_uses`; nothing changed",
   rate_limited: 'over the rate limit of this API key (or license); retry after `Retry-After` seconds',
   internal: 'an unexpected failure',
   unavailable: 'a backing service is down; the request had no effect, or is safe to retry',

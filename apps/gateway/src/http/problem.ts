@@ -29,6 +29,8 @@ export function problemTitle(code: ErrorCode): string {
     case 'license_not_active':
     case 'fingerprint_mismatch':
     case 'key_pair_missing':
+    case 'unknown_entitlement':
+    case 'usage_limit_exceeded':
       return 'Unprocessable Content';
     case 'rate_limited':
       return 'Too Many Requests';

@@ -4,11 +4,13 @@ import { FastifyReply } from 'fastify';
 import {
   CreateLicenseDto,
   LicenseListView,
+  LicenseUsesView,
   LicenseView,
   ListLicensesQueryDto,
   MessageView,
   Messages,
   UpdateLicenseDto,
+  UsageIncrementDto,
   ValidateLicenseDto,
   ValidationResultView,
   VerifyLicenseDto,
@@ -39,7 +41,8 @@ export class LicensesController {
       'a compact JWS that any JOSE library verifies with the public key. `valid_days` and `features` ' +
       "default to the product's; `valid_days: 0` or `license_type: perpetual` means no end. A " +
       '`node_locked` license has one seat and is bound to `hardware_binding`, or to its first ' +
-      'activation. Publishes `license.created`.',
+      'activation. `max_uses` limits the uses counted by `POST /licenses/{id}/usage` (none by ' +
+      'default). A new license holds no entitlements: attach them afterwards. Publishes `license.created`.',
     example: {
       product_id: '7d9e4f2a-1b3c-4d5e-8f60-718293a4b5c6',
       customer_email: 'ada@example.com',
@@ -110,7 +113,8 @@ export class LicensesController {
       'Answers whether this machine may run: by serial (`key`), and when `fingerprint` is given, ' +
       'by its activation. `code` is the first that applies of `NOT_FOUND`, `REVOKED`, `SUSPENDED`, ' +
       '`EXPIRED`, then with a fingerprint `FINGERPRINT_MISMATCH`, `NO_ACTIVATION`, `HEARTBEAT_DEAD`, ' +
-      '`COMPONENTS_MISMATCH`; otherwise `VALID`, the only code with `valid: true`. A license token ' +
+      '`COMPONENTS_MISMATCH`; then, when `entitlements` is given, `ENTITLEMENTS_MISSING` (the license ' +
+      'lacks one of them); otherwise `VALID`, the only code with `valid: true`. A license token ' +
       "sees only its own license (any other key is `NOT_FOUND`); a machine token only its own machine's " +
       'activation.',
     example: { key: 'LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC', fingerprint: 'machine-a' },
@@ -171,8 +175,8 @@ export class LicensesController {
     id: 'updateLicense',
     summary: 'Change a license',
     description:
-      'Changes any of `customer_id`, `customer_email`, `features`, `max_seats`, `valid_until`, ' +
-      '`hardware_binding` and `status` (`active` or `suspended` only); `null` clears the customer ' +
+      'Changes any of `customer_id`, `customer_email`, `features`, `max_seats`, `max_uses`, ' +
+      '`valid_until`, `hardware_binding` and `status` (`active` or `suspended` only); `null` clears the customer ' +
       'fields and the binding, and makes `valid_until` perpetual. The license is signed again: the ' +
       'answer holds a new `license_blob`. Check-revocation and sync see a new status at once. ' +
       'Publishes `license.updated`, `license.suspended` or `license.reinstated`.',
@@ -201,5 +205,54 @@ export class LicensesController {
   @ApiProblems(['not_found', 'the license does not exist in the organization'])
   revoke(@Param('id', uuidParam) id: string): Promise<MessageView> {
     return this.bus.send(Messages.license.revoke, { id });
+  }
+
+  @Post(':id/usage')
+  @Operation({
+    id: 'incrementLicenseUsage',
+    summary: 'Count uses of a license',
+    description:
+      "Adds `increment` (1 by default) to the license's `uses`. An increment that would take `uses` " +
+      'past `max_uses` is refused with `422 usage_limit_exceeded` and changes nothing, exactly, however ' +
+      'many increments run at once. A revoked, suspended or expired license is `422 license_not_active`. ' +
+      'A license token counts for its own license only. Publishes `license.usage_incremented`, which ' +
+      'analytics counts once. Send an `Idempotency-Key` to retry safely: a replay does not count again.',
+    example: { increment: 1 },
+  })
+  @HttpCode(200)
+  @AllowScopes('client', 'license')
+  @ReachOf('license')
+  @LicenseAction()
+  @Idempotent()
+  @Answers(Messages.license.incrementUsage, { description: 'The uses counted, and the limit' })
+  @ApiProblems(
+    ['not_found', 'the license does not exist in the organization'],
+    ['license_not_active', 'the license is revoked, suspended or expired'],
+    [
+      'usage_limit_exceeded',
+      "the increment would take `uses` past the license's `max_uses`; nothing changed",
+    ],
+  )
+  incrementUsage(
+    @Param('id', uuidParam) id: string,
+    @Body() dto: UsageIncrementDto,
+  ): Promise<LicenseUsesView> {
+    return this.bus.send(Messages.license.incrementUsage, { ...dto, id });
+  }
+
+  @Delete(':id/usage')
+  @Operation({
+    id: 'resetLicenseUsage',
+    summary: "Reset a license's uses",
+    description: "Sets the license's `uses` back to 0 (`max_uses` is kept). Publishes `license.usage_reset`.",
+  })
+  @HttpCode(200)
+  @Answers(Messages.license.resetUsage, { description: 'The uses counted (0), and the limit' })
+  @ApiProblems(
+    ['not_found', 'the license does not exist in the organization'],
+    ['conflict', 'the license is revoked'],
+  )
+  resetUsage(@Param('id', uuidParam) id: string): Promise<LicenseUsesView> {
+    return this.bus.send(Messages.license.resetUsage, { id });
   }
 }

@@ -21,6 +21,7 @@ import { Metrics } from '@licensing/shared/metrics';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { LicenseSigner } from '../licenses/license-signer.service';
 import { LicenseEntity } from '../licenses/license.entity';
+import { loadEntitlements } from '../entitlements/license-entitlements';
 import { toLicenseView } from '../licenses/license.mapper';
 import { toSerialStatus } from '../licenses/serial-statuses.service';
 import { CredentialsService } from '../credentials/credentials.service';
@@ -343,6 +344,7 @@ export class ActivationsService {
           "license's own token or an admin key",
       );
     }
+    await loadEntitlements(manager, [license]);
     const before = toLicenseView(license, product, { withBlob: false });
     license.hardwareBinding = { fingerprint };
     license.updatedAt = now;

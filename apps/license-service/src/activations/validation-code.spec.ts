@@ -1,5 +1,5 @@
 import { ValidationCode } from '@licensing/contracts';
-import { ValidationRequest, activationCode, licenseVerdict } from './validation-code';
+import { ValidationRequest, activationCode, entitlementsCode, licenseVerdict } from './validation-code';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
 const LATER = new Date('2026-07-01T00:00:00Z');
@@ -22,17 +22,20 @@ const activation = (overrides: Partial<Activation> = {}): Activation => ({
 
 /**
  * What LicenseValidator answers: no license is NOT_FOUND, then the license's verdict, then (only
- * when the license asks for it) the activation of that machine, which `activations` holds.
+ * when the license asks for it) the activation of that machine, which `activations` holds, then
+ * the entitlements the license holds (`held`).
  */
 function validate(
   found: License | null,
   request: ValidationRequest,
   activations: Record<string, Activation> = {},
+  held: string[] = [],
 ): ValidationCode {
   if (!found) return 'NOT_FOUND';
   const verdict = licenseVerdict(found, request, NOW);
-  if ('code' in verdict) return verdict.code;
-  return activationCode(activations[verdict.activationOf] ?? null, request, NOW);
+  if ('code' in verdict) return verdict.code === 'VALID' ? entitlementsCode(held, request) : verdict.code;
+  const code = activationCode(activations[verdict.activationOf] ?? null, request, NOW);
+  return code === 'VALID' ? entitlementsCode(held, request) : code;
 }
 
 describe('validate-by-key codes, in order', () => {
@@ -118,5 +121,32 @@ describe('validate-by-key codes, in order', () => {
       'VALID',
     );
     expect(validate(license(), machine, { m1: activation({ expiresAt: null }) })).toBe('VALID');
+  });
+});
+
+describe('ENTITLEMENTS_MISSING', () => {
+  const held = ['cloud-sync', 'export.pdf'];
+
+  it('comes after every license and machine check', () => {
+    const request = { fingerprint: 'm1', components: { disk: 'other' }, entitlements: ['sso'] };
+    expect(validate(license({ status: 'suspended' }), request, { m1: activation() }, held)).toBe('SUSPENDED');
+    expect(validate(license(), request, {}, held)).toBe('NO_ACTIVATION');
+    expect(validate(license(), request, { m1: activation() }, held)).toBe('COMPONENTS_MISMATCH');
+  });
+
+  it('when the request names an entitlement the license lacks, with or without a machine', () => {
+    expect(validate(license(), { entitlements: ['sso'] }, {}, held)).toBe('ENTITLEMENTS_MISSING');
+    expect(validate(license(), { entitlements: ['export.pdf', 'sso'] }, {}, held)).toBe(
+      'ENTITLEMENTS_MISSING',
+    );
+    expect(
+      validate(license(), { fingerprint: 'm1', entitlements: ['sso'] }, { m1: activation() }, held),
+    ).toBe('ENTITLEMENTS_MISSING');
+  });
+
+  it('VALID when the license holds every one named, or none is named', () => {
+    expect(validate(license(), { entitlements: ['export.pdf'] }, {}, held)).toBe('VALID');
+    expect(validate(license(), { entitlements: [] }, {}, [])).toBe('VALID');
+    expect(validate(license(), {}, {}, [])).toBe('VALID');
   });
 });

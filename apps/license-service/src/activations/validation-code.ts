@@ -5,13 +5,16 @@ import { isLapsed } from './activation.mapper';
 
 // Validate-by-key answers the first code that applies, in this order: NOT_FOUND (no license:
 // LicenseValidator's lookup), REVOKED, SUSPENDED, EXPIRED, then, when the caller names a machine,
-// FINGERPRINT_MISMATCH, NO_ACTIVATION, HEARTBEAT_DEAD, COMPONENTS_MISMATCH; else VALID. The
+// FINGERPRINT_MISMATCH, NO_ACTIVATION, HEARTBEAT_DEAD, COMPONENTS_MISMATCH; then, when the caller
+// names entitlements, ENTITLEMENTS_MISSING; else VALID. (Policies will add OVERDUE after EXPIRED
+// and OVERAGE after ENTITLEMENTS_MISSING.) The
 // rules are split where the validator has to read the machine's activation, so that it reads it
 // only when the license alone does not decide.
 
 export interface ValidationRequest {
   fingerprint?: string;
   components?: Record<string, string>;
+  entitlements?: string[];
 }
 
 /** The license decides (`code`), or the activation of the machine `activationOf` must be read. */
@@ -45,4 +48,13 @@ export function activationCode(
     ([name, fingerprint]) => activation.components[name] !== fingerprint,
   );
   return mismatch ? 'COMPONENTS_MISMATCH' : 'VALID';
+}
+
+/**
+ * The last rule, for a request that passed the others: every entitlement the caller names must be
+ * one the license holds.
+ */
+export function entitlementsCode(held: readonly string[], request: ValidationRequest): ValidationCode {
+  const missing = (request.entitlements ?? []).some((code) => !held.includes(code));
+  return missing ? 'ENTITLEMENTS_MISSING' : 'VALID';
 }

@@ -20,6 +20,7 @@ function license(overrides: Partial<License> = {}): License {
     validFrom: daysFromNow(-10),
     validUntil: daysFromNow(20),
     status: 'active',
+    maxUses: null,
     ...overrides,
   };
 }
@@ -162,5 +163,13 @@ describe('license PATCH rules (applyChanges)', () => {
       const refused = patch(license({ validUntil: NOW }), { status: 'suspended' });
       expect(refused).toMatchObject({ code: 'conflict' });
     });
+  });
+});
+
+describe('max_uses', () => {
+  it('sets a limit, clears it with null, and may go below the uses counted', () => {
+    expect(patch(license(), { max_uses: 50 })).toMatchObject({ maxUses: 50 });
+    expect(patch(license({ maxUses: 50 }), { max_uses: null })).toMatchObject({ maxUses: null });
+    expect(patch(license({ maxUses: 50 }), { max_uses: 0 })).toMatchObject({ maxUses: 0 });
   });
 });

@@ -19,6 +19,7 @@ export function applyChanges(
     | 'validFrom'
     | 'validUntil'
     | 'status'
+    | 'maxUses'
   >,
   changes: UpdateLicenseDto,
   now: Date,
@@ -39,6 +40,8 @@ export function applyChanges(
     }
     license.maxSeats = changes.max_seats;
   }
+  // Lowering max_uses below the uses counted is allowed: further increments are refused until a reset.
+  if (changes.max_uses !== undefined) license.maxUses = changes.max_uses;
   if (changes.valid_until !== undefined) {
     const validUntil = changes.valid_until === null ? null : new Date(changes.valid_until);
     if (validUntil && validUntil.getTime() < license.validFrom.getTime()) {

@@ -7,6 +7,7 @@ import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { bumpListVersions } from '../revocation-lists/list-versions';
 import { LICENSE_SERVICE_CONFIG, LicenseServiceConfig } from '../config';
 import { LicenseEntity } from './license.entity';
+import { loadEntitlements } from '../entitlements/license-entitlements';
 import { toLicenseView } from './license.mapper';
 import { toSerialStatus } from './serial-statuses.service';
 
@@ -49,6 +50,7 @@ export class LicenseExpirySweeper extends ExclusiveJob {
         await manager.findBy(CatalogProductEntity, { id: In([...new Set(overdue.map((l) => l.productId))]) })
       ).map((p) => [p.id, p]),
     );
+    await loadEntitlements(manager, overdue);
     for (const license of overdue) {
       Object.assign(license, { status: 'expired', updatedAt: now });
       await recordEvent(manager, {

@@ -3,12 +3,14 @@ import { EntityManager } from 'typeorm';
 import { buildClaims, signJws } from '@licensing/license-format';
 import { DomainError } from '@licensing/shared/errors';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
+import { loadEntitlements } from '../entitlements/license-entitlements';
 import { SigningKeysService } from '../signing/signing-keys.service';
 import { LicenseEntity } from './license.entity';
 
 /**
  * Signs a license's current state into its file. Used on creation and on every change that a
- * client holding the file must see (PATCH, binding on first activation). The product's current key
+ * client holding the file must see (PATCH, entitlements attached or detached, binding on first
+ * activation). A file already handed out keeps the claims it was signed with. The product's current key
  * pair signs, so rotating a product's key moves licenses to the new key as they change; an
  * unchanged license keeps the file, and the key, it was issued with.
  */
@@ -29,6 +31,8 @@ export class LicenseSigner {
     const privateKey = await this.signingKeys.privateKey(license.orgId, keyPairId, manager);
     if (!privateKey)
       throw new DomainError('key_pair_missing', `Product ${product.id} has no usable key pair`);
+    // Read in the caller's transaction unless the caller set them: a file never drops an entitlement.
+    if (license.entitlements === undefined) await loadEntitlements(manager, [license]);
     const claims = buildClaims({
       licenseId: license.id,
       serial: license.serial,
@@ -44,6 +48,7 @@ export class LicenseSigner {
       validFrom: license.validFrom,
       validUntil: license.validUntil,
       issuedAt: now,
+      entitlements: license.entitlements,
     });
     license.keyPairId = keyPairId;
     license.jws = signJws(claims, { kid: keyPairId, privateKey });

@@ -103,6 +103,7 @@ export class LicenseVerifier {
         product_id: claims.product_id,
         customer_id: claims.customer_id,
         features: claims.features,
+        entitlements: claims.entitlements ?? [],
         valid_from: claims.valid_from,
         valid_until: claims.valid_until,
         is_expired: errors.includes('expired'),

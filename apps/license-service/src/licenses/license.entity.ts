@@ -1,8 +1,24 @@
-import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, Unique } from 'typeorm';
+import {
+  Check,
+  Column,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryColumn,
+  Unique,
+  ValueTransformer,
+} from 'typeorm';
 import { HardwareBinding, LICENSE_TYPES, LicenseType } from '@licensing/license-format';
 import { LICENSE_STATUSES, LicenseStatus } from '@licensing/contracts';
 import { TIMESTAMP, oneOf } from '@licensing/shared/database';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
+
+/** PostgreSQL answers a bigint as text; a count stays far below 2^53. */
+const COUNT: ValueTransformer = {
+  to: (value: number | null | undefined) => value,
+  from: (value: string | null) => (value === null ? null : Number(value)),
+};
 
 @Entity({ name: 'licenses' })
 @Unique('uq_licenses_serial', ['serial'])
@@ -15,6 +31,8 @@ import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 @Check('ck_licenses_revoked_at', `(status = 'revoked') = (revoked_at IS NOT NULL)`)
 @Check('ck_licenses_validity', 'valid_until IS NULL OR valid_until >= valid_from')
 @Check('ck_licenses_seats', 'max_seats > 0')
+@Check('ck_licenses_uses', 'uses >= 0')
+@Check('ck_licenses_max_uses', 'max_uses IS NULL OR max_uses >= 0')
 export class LicenseEntity {
   @PrimaryColumn('uuid')
   id!: string;
@@ -85,4 +103,21 @@ export class LicenseEntity {
 
   @Column({ ...TIMESTAMP, name: 'list_changed_at', nullable: true })
   listChangedAt!: Date | null;
+
+  /**
+   * Uses counted since the last reset. Only one conditional UPDATE changes it (LicenseUsageService),
+   * so it is exact under concurrency. A bigint: an unlimited license may count past 2^31.
+   */
+  @Column('bigint', { default: 0, transformer: COUNT })
+  uses!: number;
+
+  /** Null: no limit. */
+  @Column('bigint', { name: 'max_uses', nullable: true, transformer: COUNT })
+  maxUses!: number | null;
+
+  /**
+   * The license's entitlement codes, sorted. Not a column: read from license_entitlements by
+   * `loadEntitlements` wherever a license is answered or signed.
+   */
+  entitlements?: string[];
 }

@@ -9,10 +9,14 @@ import {
   SerialStatusesRequest,
   Messages,
   UpdateLicenseMessage,
+  UsageIncrementMessage,
+  LicenseUsesView,
   VerifyLicenseDto,
   VerifyResultView,
 } from '@licensing/contracts';
-import { BusController, BusData, BusOrg, Handles } from '@licensing/shared/messaging';
+import { CredentialReach } from '@licensing/shared/logging';
+import { BusController, BusData, BusOrg, BusReach, Handles } from '@licensing/shared/messaging';
+import { LicenseUsageService } from './license-usage.service';
 import { LicenseVerifier } from './license-verifier.service';
 import { LicensesService } from './licenses.service';
 import { SerialStatusesService } from './serial-statuses.service';
@@ -23,6 +27,7 @@ export class LicensesController {
     private readonly licenses: LicensesService,
     private readonly verifier: LicenseVerifier,
     private readonly serialStatuses: SerialStatusesService,
+    private readonly usage: LicenseUsageService,
   ) {}
 
   @Handles(Messages.license.create)
@@ -59,5 +64,19 @@ export class LicensesController {
   @Handles(Messages.license.verify)
   verify(@BusOrg() orgId: string, @BusData() dto: VerifyLicenseDto): Promise<VerifyResultView> {
     return this.verifier.verify(orgId, dto);
+  }
+
+  @Handles(Messages.license.incrementUsage)
+  incrementUsage(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() { id, increment }: UsageIncrementMessage,
+  ): Promise<LicenseUsesView> {
+    return this.usage.increment(orgId, id, increment ?? 1, reach);
+  }
+
+  @Handles(Messages.license.resetUsage)
+  resetUsage(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<LicenseUsesView> {
+    return this.usage.reset(orgId, id);
   }
 }

@@ -3,6 +3,7 @@ import { EventsModule } from '@licensing/shared/events';
 import { CatalogModule } from '../catalog/catalog.module';
 import { LicenseExpirySweeper } from './license-expiry.sweeper';
 import { LicenseSigner } from './license-signer.service';
+import { LicenseUsageService } from './license-usage.service';
 import { LicenseVerifier } from './license-verifier.service';
 import { LicensesController } from './licenses.controller';
 import { LicensesService } from './licenses.service';
@@ -11,7 +12,14 @@ import { SerialStatusesService } from './serial-statuses.service';
 @Module({
   imports: [CatalogModule, EventsModule],
   controllers: [LicensesController],
-  providers: [LicensesService, LicenseVerifier, LicenseSigner, SerialStatusesService, LicenseExpirySweeper],
+  providers: [
+    LicensesService,
+    LicenseVerifier,
+    LicenseSigner,
+    LicenseUsageService,
+    SerialStatusesService,
+    LicenseExpirySweeper,
+  ],
   exports: [LicenseSigner],
 })
 export class LicensesModule {}

@@ -31,6 +31,7 @@ import {
 import { BusClient } from '@licensing/shared/messaging';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { CatalogService } from '../catalog/catalog.service';
+import { loadEntitlements } from '../entitlements/license-entitlements';
 import { bumpListVersions } from '../revocation-lists/list-versions';
 import { LicenseEntity } from './license.entity';
 import { LicenseSigner } from './license-signer.service';
@@ -76,10 +77,10 @@ export class LicensesService {
          INSERT INTO ${table(LicenseEntity)}
                 (id, org_id, product_id, serial, license_type, customer_id, customer_email, status,
                  valid_from, valid_until, features, max_seats, hardware_binding, key_pair_id, jws,
-                 created_at, updated_at)
+                 created_at, updated_at, max_uses)
          SELECT $5::uuid, $1::uuid, product.id, $6::varchar, $7::varchar, $8::varchar, $9::varchar, 'active',
                 $10::timestamptz, $11::timestamptz, $12::text[], $13::integer, $14::jsonb, $4::uuid, $15::text,
-                $10::timestamptz, $10::timestamptz
+                $10::timestamptz, $10::timestamptz, $25::bigint
            FROM product
          RETURNING 1
        ), outbox AS (
@@ -158,6 +159,10 @@ export class LicensesService {
       revokedAt: null,
       listVersion: null,
       listChangedAt: null,
+      uses: 0,
+      maxUses: dto.max_uses ?? null,
+      // A new license holds no entitlements: they are attached to it afterwards.
+      entitlements: [],
     });
     await this.signer.sign(this.dataSource.manager, license, product, now);
     const data = toLicenseView(license, product, { withBlob: false });
@@ -204,6 +209,7 @@ export class LicensesService {
       // This process's relay, once told, drains the rows: no notification, whose commit lock would
       // serialize every create's commit. Without a running relay here, the others are notified.
       !relayHere,
+      license.maxUses,
     ]);
     if (written.length === 0) return undefined;
     if (relayHere) this.relay.signal();
@@ -248,6 +254,7 @@ export class LicensesService {
         break;
     }
     const [licenses, total] = await builder.getManyAndCount();
+    await loadEntitlements(this.dataSource.manager, licenses);
     return {
       licenses: licenses.map((license) => toLicenseView(license, license.product!, { withBlob: false })),
       total,
@@ -260,6 +267,7 @@ export class LicensesService {
       relations: { product: true },
     });
     if (!license) throw DomainError.notFound('License', id);
+    await loadEntitlements(this.dataSource.manager, [license]);
     return toLicenseView(license, license.product!, { withBlob: true });
   }
 
@@ -277,6 +285,7 @@ export class LicensesService {
       if (license.status === 'revoked')
         throw DomainError.conflict(`License ${id} is revoked and cannot change`);
       const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
+      await loadEntitlements(manager, [license]);
       const now = new Date();
       const statusBefore = license.status;
       const before = toLicenseView(license, product, { withBlob: false });
@@ -340,6 +349,7 @@ export class LicensesService {
       if (found.status === 'revoked') return found;
       const now = new Date();
       const product = await manager.findOneByOrFail(CatalogProductEntity, { id: found.productId });
+      await loadEntitlements(manager, [found]);
       const before = toLicenseView(found, product, { withBlob: false });
       Object.assign(found, { status: 'revoked', revokedAt: now, updatedAt: now });
       await manager.update(LicenseEntity, { id }, { status: 'revoked', revokedAt: now, updatedAt: now });

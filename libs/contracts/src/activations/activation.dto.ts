@@ -1,5 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsObject, IsString, IsUUID, Length, Max, Min, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsInt,
+  IsObject,
+  IsString,
+  IsUUID,
+  Length,
+  Max,
+  Min,
+  ValidateIf,
+} from 'class-validator';
+import { MAX_ENTITLEMENTS } from '../entitlements/entitlement.dto';
 import { PageQueryDto } from '../common/pagination.dto';
 import { Optional } from '../common/validation';
 import {
@@ -109,6 +121,19 @@ export class ValidateLicenseDto {
   @IsObject()
   @IsComponents()
   components?: Record<string, string>;
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_ENTITLEMENTS,
+    example: ['export.pdf'],
+    description: 'Entitlement codes the application needs: `ENTITLEMENTS_MISSING` when the license lacks one',
+  })
+  @Optional()
+  @IsArray()
+  @ArrayMaxSize(MAX_ENTITLEMENTS)
+  @IsString({ each: true })
+  @Length(1, 100, { each: true })
+  entitlements?: string[];
 }
 
 /** What validate says of the license: the verified summary, with its stored status and seats. */

@@ -1,5 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDateString, IsIn, IsUUID } from 'class-validator';
+import { Type } from 'class-transformer';
+import {
+  IsDateString,
+  IsIn,
+  IsISO8601,
+  IsInt,
+  IsObject,
+  IsUUID,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { MAX_USAGE_INCREMENT } from '../entitlements/entitlement.dto';
 import { PageQueryDto } from '../common/pagination.dto';
 import { Optional } from '../common/validation';
 
@@ -85,6 +97,12 @@ export class LicenseUsageView {
       'Syncs and machines per UTC day over the reports kept (ANALYTICS_RAW_RETENTION_DAYS), oldest first; days without a sync are left out',
   })
   daily!: LicenseUsageDayView[];
+  @ApiProperty({
+    description: 'Accepted usage increments (POST /licenses/{id}/usage) counted within the same retention',
+  })
+  increments!: number;
+  @ApiProperty({ description: 'The uses those increments added' }) uses_counted!: number;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) last_increment_at!: string | null;
 }
 
 export class LicenseUsageQueryDto extends PageQueryDto {
@@ -125,4 +143,27 @@ export class ActiveView {
   @ApiProperty({ format: 'date-time', description: 'When the counts were taken' }) to!: string;
   @ApiProperty({ description: 'Distinct licenses that synced in the window' }) licenses!: number;
   @ApiProperty({ description: 'Distinct hardware fingerprints that synced in the window' }) machines!: number;
+}
+
+/** What the analytics service reads of a `license.usage_incremented` event's license. */
+export class UsageIncrementedData {
+  @IsUUID('all') id!: string;
+  @IsUUID('all') product_id!: string;
+  @IsInt() @Min(1) @Max(MAX_USAGE_INCREMENT) increment!: number;
+  /** The license's total after the increment. */
+  @IsInt() @Min(0) uses!: number;
+}
+
+/** A `license.usage_incremented` event as the analytics service decodes it; other members pass. */
+export class UsageIncrementedRecord {
+  /** The event id: an increment is counted once, however often the event is delivered. */
+  @IsUUID('all') id!: string;
+  @IsIn(['license.usage_incremented']) type!: 'license.usage_incremented';
+  @IsUUID('all') org_id!: string;
+  @IsISO8601() occurred_at!: string;
+
+  @IsObject()
+  @ValidateNested()
+  @Type(() => UsageIncrementedData)
+  data!: UsageIncrementedData;
 }

@@ -107,7 +107,7 @@ export class OrganizationView {
   @ApiProperty({
     description:
       'Whether `client` API keys may call the routes that act on one license (activations, ' +
-      'heartbeats, validate with a fingerprint, sync). When false, only license and machine tokens ' +
+      'heartbeats, validate with a fingerprint, sync, usage). When false, only license and machine tokens ' +
       'reach them.',
   })
   client_keys_license_actions!: boolean;

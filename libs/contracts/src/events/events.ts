@@ -14,11 +14,16 @@ export const EVENT_TYPES = [
   'license.reinstated',
   'license.expired',
   'license.revoked',
+  'license.usage_incremented',
+  'license.usage_reset',
   'activation.created',
   'activation.deleted',
   'activation.expired',
   'key_pair.created',
   'key_pair.deleted',
+  'entitlement.created',
+  'entitlement.updated',
+  'entitlement.deleted',
   'webhook.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -72,6 +77,9 @@ export function eventSubject(orgId: string, type: EventType): string {
 
 /** Every license event of every organization: the filter of a consumer that mirrors license state. */
 export const LICENSE_EVENTS_FILTER = 'licensing.events.*.license.>';
+
+/** Every accepted usage increment of every organization: the filter of the analytics service's count. */
+export const USAGE_INCREMENTED_FILTER = 'licensing.events.*.license.usage_incremented';
 
 /** Every product event of every organization: the filter of the license service's catalog. */
 export const PRODUCT_EVENTS_FILTER = 'licensing.events.*.product.>';

@@ -21,6 +21,7 @@ import { PageQueryDto } from '../common/pagination.dto';
 import { Nullable, Optional } from '../common/validation';
 import { MAX_FEATURES, MAX_VALID_DAYS } from '../products/product.dto';
 import { LICENSE_TYPES, LicenseType } from '@licensing/license-format';
+import { MAX_USES } from '../entitlements/entitlement.dto';
 
 export const LICENSE_STATUSES = ['active', 'revoked', 'expired', 'suspended'] as const;
 export type LicenseStatus = (typeof LICENSE_STATUSES)[number];
@@ -89,6 +90,19 @@ export class CreateLicenseDto {
   @ValidateNested()
   @Type(() => HardwareBindingDto)
   hardware_binding?: HardwareBindingDto | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_USES,
+    nullable: true,
+    description: 'How many uses the license may count (POST /licenses/{id}/usage); null: no limit',
+  })
+  @Nullable()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_USES)
+  max_uses?: number | null;
 }
 
 export class ListLicensesQueryDto extends PageQueryDto {
@@ -160,6 +174,15 @@ export class LicenseView {
   @ApiProperty() max_seats!: number;
   @ApiProperty({ type: HardwareBindingView, nullable: true }) hardware_binding!: HardwareBindingView | null;
   @ApiProperty({ format: 'uuid' }) key_pair_id!: string;
+  @ApiProperty({
+    type: [String],
+    example: ['cloud-sync', 'export.pdf'],
+    description: "The license's entitlement codes, sorted",
+  })
+  entitlements!: string[];
+  @ApiProperty({ description: 'Uses counted since the last reset (POST /licenses/{id}/usage)' })
+  uses!: number;
+  @ApiProperty({ nullable: true, type: Number, description: 'null: no limit' }) max_uses!: number | null;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) revoked_at!: string | null;
   @ApiPropertyOptional({ description: 'Base64 of the signed .lic file (absent from list items)' })
@@ -193,6 +216,11 @@ export class VerifiedLicenseSummaryView {
   @ApiProperty({ format: 'uuid' }) product_id!: string;
   @ApiProperty({ nullable: true, type: String }) customer_id!: string | null;
   @ApiProperty({ type: [String] }) features!: string[];
+  @ApiProperty({
+    type: [String],
+    description: 'The entitlement codes the file carries (empty when it has no `entitlements` claim)',
+  })
+  entitlements!: string[];
   @ApiProperty({ format: 'date-time' }) valid_from!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) valid_until!: string | null;
   @ApiProperty() is_expired!: boolean;
@@ -217,6 +245,7 @@ export class UpdateLicenseDto extends PickType(CreateLicenseDto, [
   'features',
   'max_seats',
   'hardware_binding',
+  'max_uses',
 ] as const) {
   @ApiPropertyOptional({
     type: String,
@@ -252,5 +281,6 @@ export const VALIDATION_CODES = [
   'NO_ACTIVATION',
   'HEARTBEAT_DEAD',
   'COMPONENTS_MISMATCH',
+  'ENTITLEMENTS_MISSING',
 ] as const;
 export type ValidationCode = (typeof VALIDATION_CODES)[number];

@@ -11,6 +11,8 @@ export const ERROR_STATUS = {
   license_not_active: 422,
   fingerprint_mismatch: 422,
   key_pair_missing: 422,
+  unknown_entitlement: 422,
+  usage_limit_exceeded: 422,
   rate_limited: 429,
   internal: 500,
   unavailable: 503,
