@@ -53,7 +53,7 @@ export async function runLicensingCli(argv: string[], io: CliIo): Promise<number
 
 function buildProgram(io: CliIo): Command {
   const program = new Command('licensing')
-    .description('Verify license files, and manage products, licenses, key pairs and API keys.')
+    .description('Verify license files, and manage products, licenses, entitlements, key pairs and API keys.')
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)');
@@ -195,6 +195,7 @@ function buildProgram(io: CliIo): Command {
     .option('--features <features>', 'comma-separated features', csv)
     .option('--valid-days <days>', 'days of validity (0: perpetual)', integer)
     .option('--max-seats <seats>', 'machine seats', integer)
+    .option('--max-uses <uses>', 'uses it may count (default: no limit)', integer)
     .option('--fingerprint <fingerprint>', 'bind it to one machine')
     .action(async (o: ApiOptions & Record<string, unknown>) => {
       const body = await call(io, o, 'POST', '/v1/licenses', licenseBody(o));
@@ -219,6 +220,35 @@ function buildProgram(io: CliIo): Command {
       },
     );
   }
+  for (const [name, method, description] of [
+    ['entitle', 'POST', 'Attach entitlements to a license (by code)'],
+    ['unentitle', 'DELETE', 'Detach entitlements from a license (by code)'],
+  ] as const) {
+    api(licenses.command(name).description(description).argument('<id>').argument('<codes...>')).action(
+      async (id: string, codes: string[], o: ApiOptions) => {
+        const body = await call(io, o, method, `/v1/licenses/${segment(id)}/entitlements`, { codes });
+        print(o, body, () => table([pick(body, ['id', 'serial', 'entitlements'])]));
+      },
+    );
+  }
+  api(licenses.command('use').description('Count uses of a license').argument('<id>'))
+    .option('--increment <n>', 'uses to add (default 1)', integer)
+    .action(async (id: string, o: ApiOptions & { increment?: number }) => {
+      const body = await call(
+        io,
+        o,
+        'POST',
+        `/v1/licenses/${segment(id)}/usage`,
+        compact({ increment: o.increment }),
+      );
+      print(o, body, () => table([pick(body, ['uses', 'max_uses'])]));
+    });
+  api(licenses.command('reset-usage').description("Reset a license's uses to 0").argument('<id>')).action(
+    async (id: string, o: ApiOptions) => {
+      const body = await call(io, o, 'DELETE', `/v1/licenses/${segment(id)}/usage`);
+      print(o, body, () => table([pick(body, ['uses', 'max_uses'])]));
+    },
+  );
   api(licenses.command('download').description('Save the .lic file').argument('<id>'))
     .option('-o, --output <file>', 'where to write it (default: <SERIAL>.lic)')
     .action(async (id: string, o: ApiOptions & { output?: string }) => {
@@ -326,6 +356,24 @@ function buildProgram(io: CliIo): Command {
       },
     );
 
+  const entitlements = resource('entitlements', 'The entitlement catalog');
+  api(entitlements.command('create').description('Add an entitlement to the catalog'))
+    .requiredOption('--code <code>', 'its code (lowercase; parts joined by ".", "_" or "-"); immutable')
+    .requiredOption('--name <name>', 'its name')
+    .action(async (o: ApiOptions & { code: string; name: string }) => {
+      const body = await call(io, o, 'POST', '/v1/entitlements', { code: o.code, name: o.name });
+      print(o, body, () => table([pick(body, ENTITLEMENT_COLUMNS)]));
+    });
+  list(entitlements, 'entitlements', '/v1/entitlements', ENTITLEMENT_COLUMNS);
+  get(entitlements, '/v1/entitlements', ENTITLEMENT_COLUMNS);
+  api(
+    entitlements.command('rename').description('Rename an entitlement').argument('<id>').argument('<name>'),
+  ).action(async (id: string, name: string, o: ApiOptions) => {
+    const body = await call(io, o, 'PATCH', `/v1/entitlements/${segment(id)}`, { name });
+    print(o, body, () => table([pick(body, ENTITLEMENT_COLUMNS)]));
+  });
+  remove(entitlements, 'delete', 'Delete an entitlement that no license holds', '/v1/entitlements');
+
   const apiKeys = resource('api-keys', 'API keys');
   api(apiKeys.command('create').description('Issue an API key (shown once)'))
     .requiredOption('--name <name>', 'its name')
@@ -379,6 +427,7 @@ function buildProgram(io: CliIo): Command {
 
 const PRODUCT_COLUMNS = ['id', 'code', 'name', 'key_pair_id', 'default_valid_days'];
 const LICENSE_COLUMNS = ['id', 'serial', 'status', 'license_type', 'customer_email', 'valid_until'];
+const ENTITLEMENT_COLUMNS = ['id', 'code', 'name', 'created_at'];
 const QUERY: Record<string, string> = {
   page: 'page',
   perPage: 'per_page',
@@ -406,6 +455,7 @@ function licenseBody(o: Record<string, unknown>): Record<string, unknown> {
     features: o['features'],
     valid_days: o['validDays'],
     max_seats: o['maxSeats'],
+    max_uses: o['maxUses'],
     hardware_binding: o['fingerprint'] === undefined ? undefined : { fingerprint: o['fingerprint'] },
   });
 }

@@ -63,7 +63,8 @@ export const api = {
     (await (await send('PUT', path, body)).json()) as T,
   patch: async <T>(path: string, body: unknown): Promise<T> =>
     (await (await send('PATCH', path, body)).json()) as T,
-  delete: async <T>(path: string): Promise<T> => (await (await send('DELETE', path)).json()) as T,
+  delete: async <T>(path: string, body?: unknown): Promise<T> =>
+    (await (await send('DELETE', path, body)).json()) as T,
   blob: async (path: string): Promise<Blob> => (await send('GET', path)).blob(),
   /** Asks with a key that is not (yet) the stored one: sign-in. */
   withKey: async <T>(key: string, path: string): Promise<T> =>

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, storedKey, storeKey, whenUnauthorized } from './api';
 import { ApiKeysPage } from './pages/api-keys';
+import { EntitlementsPage } from './pages/entitlements';
 import { KeyPairsPage } from './pages/key-pairs';
 import { LicenseDetail, LicensesPage } from './pages/licenses';
 import { OverviewPage } from './pages/overview';
@@ -14,6 +15,7 @@ const PAGES = [
   ['overview', 'Overview'],
   ['licenses', 'Licenses'],
   ['products', 'Products'],
+  ['entitlements', 'Entitlements'],
   ['key-pairs', 'Key pairs'],
   ['api-keys', 'API keys'],
   ['webhooks', 'Webhooks'],
@@ -145,6 +147,8 @@ function Page({ page, id }: { page: string; id?: string }) {
       return id ? <LicenseDetail id={id} /> : <LicensesPage />;
     case 'products':
       return <ProductsPage />;
+    case 'entitlements':
+      return <EntitlementsPage />;
     case 'key-pairs':
       return <KeyPairsPage />;
     case 'api-keys':

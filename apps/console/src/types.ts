@@ -48,8 +48,18 @@ export interface License {
   valid_until: string | null;
   features: string[];
   max_seats: number;
+  entitlements: string[];
+  uses: number;
+  max_uses: number | null;
   created_at: string;
   revoked_at: string | null;
+}
+
+export interface Entitlement {
+  id: string;
+  code: string;
+  name: string;
+  created_at: string;
 }
 
 export interface Activation {
@@ -69,6 +79,9 @@ export interface LicenseUsage {
   fingerprints: { fingerprint: string; last_sync_at: string }[];
   total: number;
   daily: { day: string; syncs: number; machines: number }[];
+  increments: number;
+  uses_counted: number;
+  last_increment_at: string | null;
 }
 
 export interface AuditEvent {

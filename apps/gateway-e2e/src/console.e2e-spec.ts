@@ -11,7 +11,16 @@ const ROOT = join(__dirname, '../../..');
 /** Test artefacts (gitignored): one screenshot per page, desktop and phone. */
 const SCREENSHOTS = join(ROOT, 'tmp/console-screenshots');
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const PAGES = ['overview', 'licenses', 'products', 'key-pairs', 'api-keys', 'webhooks', 'settings'] as const;
+const PAGES = [
+  'overview',
+  'licenses',
+  'products',
+  'entitlements',
+  'key-pairs',
+  'api-keys',
+  'webhooks',
+  'settings',
+] as const;
 /** What a `read` key may see of the controls: navigation, search, downloads, paging. */
 const READ_ONLY_BUTTONS = new Set([
   'Sign out',
@@ -213,6 +222,40 @@ describe('the console in a browser', () => {
       await open(page, name, (await page.locator(`nav a[href="#/${name}"]`).textContent())!);
       await checkPage(page, name);
     }
+  }, 60_000);
+
+  it("creates an entitlement, attaches it to a license and detaches it, and resets the license's uses", async () => {
+    const page = await newPage();
+    await signIn(page, org.adminKey);
+    const code = `console.export-${Date.now().toString(36)}`;
+    await open(page, 'entitlements', 'Entitlements');
+    await page.getByLabel('Code').fill(code);
+    await page.getByLabel('Entitlement name').fill('Console export');
+    await page.getByRole('button', { name: 'Create entitlement' }).click();
+    await expectShown(page, page.getByRole('cell', { name: code }));
+    await checkPage(page, 'entitlements');
+
+    const product = (await org.api.get('/api/v1/products')).body.products[0];
+    const license = await org.api.post('/api/v1/licenses', { product_id: product.id, max_uses: 10 });
+    expect(license.status).toBe(201);
+    await org.api.post(`/api/v1/licenses/${license.body.id}/usage`, { increment: 3 });
+    await open(page, `licenses/${license.body.id}`, license.body.serial);
+    await page.getByText('3 of 10').waitFor();
+    await page.getByLabel('Entitlement to attach').selectOption(code);
+    await page.getByRole('button', { name: 'Attach', exact: true }).click();
+    await expectShown(page, page.getByRole('button', { name: `Detach ${code}` }));
+    expect((await org.api.get(`/api/v1/licenses/${license.body.id}`)).body.entitlements).toEqual([code]);
+    await checkPage(page, 'license-entitlements');
+
+    await page.getByRole('button', { name: 'Reset uses' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Reset uses' }).click();
+    await page.getByText('0 of 10').waitFor();
+    await page.getByRole('button', { name: `Detach ${code}` }).click();
+    await page.getByRole('button', { name: `Detach ${code}` }).waitFor({ state: 'detached' });
+    expect((await org.api.get(`/api/v1/licenses/${license.body.id}`)).body).toMatchObject({
+      entitlements: [],
+      uses: 0,
+    });
   }, 60_000);
 
   it('shows a sync posted through the API on the overview chart', async () => {

@@ -151,6 +151,55 @@ describe('the licensing CLI', () => {
     expect(refused.err).toMatch(/^error: .+\n$/);
   });
 
+  it('manages entitlements, attaches them to a license, and counts its uses', async () => {
+    const keyPair = await cli('key-pairs', 'create', '--json');
+    const product = await cli(
+      'products',
+      'create',
+      '--name',
+      'Metered',
+      '--code',
+      `metered-${Date.now().toString(36)}`,
+      '--key-pair-id',
+      keyPair.json.id,
+      '--json',
+    );
+    const code = `export.pdf-${Date.now().toString(36)}`;
+    const entitlement = await cli('entitlements', 'create', '--code', code, '--name', 'Export', '--json');
+    expect(entitlement).toMatchObject({ code: 0, json: { code, name: 'Export' } });
+    expect((await cli('entitlements', 'list', '--json')).json.entitlements.map((e: any) => e.code)).toContain(
+      code,
+    );
+    expect((await cli('entitlements', 'rename', entitlement.json.id, 'PDF', '--json')).json.name).toBe('PDF');
+    expect((await cli('entitlements', 'get', entitlement.json.id, '--json')).json.name).toBe('PDF');
+
+    const license = await cli(
+      'licenses',
+      'create',
+      '--product-id',
+      product.json.id,
+      '--max-uses',
+      '2',
+      '--json',
+    );
+    expect(license.json).toMatchObject({ uses: 0, max_uses: 2, entitlements: [] });
+    const id = license.json.id as string;
+    expect((await cli('licenses', 'entitle', id, code, '--json')).json.entitlements).toEqual([code]);
+    const unknown = await cli('licenses', 'entitle', id, 'no-such-code');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('no-such-code');
+    expect((await cli('licenses', 'use', id, '--increment', '2', '--json')).json).toEqual({
+      uses: 2,
+      max_uses: 2,
+    });
+    expect((await cli('licenses', 'use', id)).code).toBe(1);
+    expect((await cli('licenses', 'reset-usage', id, '--json')).json).toEqual({ uses: 0, max_uses: 2 });
+    // In use, the entitlement cannot be deleted; detached, it can.
+    expect((await cli('entitlements', 'delete', entitlement.json.id)).code).toBe(1);
+    expect((await cli('licenses', 'unentitle', id, code, '--json')).json.entitlements).toEqual([]);
+    expect((await cli('entitlements', 'delete', entitlement.json.id)).code).toBe(0);
+  });
+
   it('imports licenses from a CSV once, however often or however far it runs, and exports them all', async () => {
     const keyPair = (await cli('key-pairs', 'create', '--json')).json;
     const code = `import-${Date.now().toString(36)}`;

@@ -4,6 +4,7 @@ import { expiryInstant, formatTime, dailyUsageSeries, pageInfo, queryString, wor
 import {
   Activation,
   AuditEvent,
+  Entitlement,
   LICENSE_STATUSES,
   LICENSE_TYPES,
   License,
@@ -310,6 +311,12 @@ export function LicenseDetail({ id }: { id: string }) {
               <dd>{l.max_seats}</dd>
               <dt>Features</dt>
               <dd>{l.features.join(', ') || '—'}</dd>
+              <dt>Entitlements</dt>
+              <dd class="mono">{l.entitlements.join(', ') || '—'}</dd>
+              <dt>Uses</dt>
+              <dd>
+                {l.uses} of {l.max_uses ?? 'no limit'}
+              </dd>
               <dt>Valid</dt>
               <dd>
                 {formatTime(l.valid_from)} → {l.valid_until ? formatTime(l.valid_until) : 'no end'}
@@ -358,6 +365,10 @@ export function LicenseDetail({ id }: { id: string }) {
           </>
         )}
       </Async>
+
+      {canWrite && license.data && license.data.status !== 'revoked' && (
+        <LicenseEntitlements license={license.data} onChange={reloadAll} />
+      )}
 
       <LicenseTokens licenseId={id} revoked={license.data?.status === 'revoked'} />
 
@@ -453,6 +464,88 @@ const TOKENS_PER_PAGE = 20;
  * The license's tokens (never the tokens themselves), and for admin keys a form that creates one,
  * shown once, and a revoke button per token.
  */
+/**
+ * Admin controls for what a license holds: attach a catalog entitlement, detach one, and reset its
+ * uses. Each change signs the license again; files downloaded before keep their claims.
+ */
+function LicenseEntitlements({ license, onChange }: { license: License; onChange: () => void }) {
+  const catalog = useResource(
+    () => api.get<{ entitlements: Entitlement[] }>('/entitlements?per_page=100'),
+    [],
+  );
+  const [code, setCode] = useState('');
+  const { busy, error, run } = useAction();
+  const change = (method: 'post' | 'delete', codes: string[]) =>
+    run(async () => {
+      await (method === 'post'
+        ? api.post(`/licenses/${license.id}/entitlements`, { codes })
+        : api.delete(`/licenses/${license.id}/entitlements`, { codes }));
+      setCode('');
+      onChange();
+    });
+  return (
+    <section aria-labelledby="entitlements">
+      <h2 id="entitlements">Entitlements and uses</h2>
+      {license.entitlements.length === 0 ? (
+        <Empty>This license holds no entitlement.</Empty>
+      ) : (
+        <ul class="chips">
+          {license.entitlements.map((held) => (
+            <li key={held}>
+              <span class="mono">{held}</span>{' '}
+              <button type="button" disabled={busy} onClick={() => void change('delete', [held])}>
+                Detach {held}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <Async resource={catalog}>
+        {({ entitlements }) => {
+          const attachable = entitlements.filter((e) => !license.entitlements.includes(e.code));
+          return attachable.length === 0 ? (
+            <p class="muted">Every entitlement of the catalog is attached, or the catalog is empty.</p>
+          ) : (
+            <form
+              class="grid panel"
+              aria-label="Attach an entitlement"
+              onSubmit={(event) => {
+                event.preventDefault();
+                if (code) void change('post', [code]);
+              }}
+            >
+              <Field label="Entitlement to attach">
+                <select name="code" value={code} onChange={(e) => setCode(e.currentTarget.value)}>
+                  <option value="">Choose one</option>
+                  {attachable.map((e) => (
+                    <option key={e.id} value={e.code}>
+                      {e.code} ({e.name})
+                    </option>
+                  ))}
+                </select>
+              </Field>
+              <div class="actions">
+                <button type="submit" class="primary" disabled={busy || !code}>
+                  Attach
+                </button>
+              </div>
+            </form>
+          );
+        }}
+      </Async>
+      {error && <ErrorNotice message={error} />}
+      <div class="actions">
+        <ConfirmButton
+          label="Reset uses"
+          question={`Reset the uses of ${license.serial} (${license.uses} now) to 0?`}
+          confirm="Reset uses"
+          action={() => api.delete(`/licenses/${license.id}/usage`).then(onChange)}
+        />
+      </div>
+    </section>
+  );
+}
+
 function LicenseTokens({ licenseId, revoked }: { licenseId: string; revoked: boolean }) {
   const { canWrite } = useSession();
   const [page, setPage] = useState(1);
