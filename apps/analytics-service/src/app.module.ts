@@ -33,6 +33,8 @@ export class AnalyticsServiceModule {
           entities: ANALYTICS_ENTITIES,
           migrations: ANALYTICS_MIGRATIONS,
           poolSize: config.DATABASE_POOL_SIZE,
+          // No connect or query timeout: its hourly upkeep (VACUUM, partitions dropped, expired rows
+          // deleted) may run for minutes.
         }),
         BusModule.forRoot({
           natsUrl: config.NATS_URL,

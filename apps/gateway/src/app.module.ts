@@ -53,6 +53,8 @@ export class GatewayModule {
           entities: GATEWAY_ENTITIES,
           migrations: GATEWAY_MIGRATIONS,
           poolSize: config.DATABASE_POOL_SIZE,
+          connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+          queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
         }),
         BusModule.forRoot({
           natsUrl: config.NATS_URL,

@@ -56,6 +56,8 @@ export class LicenseServiceModule {
           entities: LICENSE_ENTITIES,
           migrations: LICENSE_MIGRATIONS,
           poolSize: config.DATABASE_POOL_SIZE,
+          connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+          queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
         }),
         BusModule.forRoot({
           natsUrl: config.NATS_URL,

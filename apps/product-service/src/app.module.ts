@@ -25,6 +25,8 @@ export class ProductServiceModule {
           entities: PRODUCT_ENTITIES,
           migrations: PRODUCT_MIGRATIONS,
           poolSize: config.DATABASE_POOL_SIZE,
+          connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+          queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
         }),
         BusModule.forRoot({
           natsUrl: config.NATS_URL,

@@ -27,6 +27,8 @@ export class WebhookServiceModule {
           entities: WEBHOOK_ENTITIES,
           migrations: WEBHOOK_MIGRATIONS,
           poolSize: config.DATABASE_POOL_SIZE,
+          connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+          queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
         }),
         BusModule.forRoot({
           natsUrl: config.NATS_URL,

@@ -47,6 +47,20 @@ export const databaseEnv = {
     description: 'PostgreSQL connection URL',
   }),
   DATABASE_POOL_SIZE: env.int({ default: 10, min: 1, description: 'Connections in the pool per process' }),
+  // Generous: a lock wait or a busy pool under load is not an outage. They bound what TCP would
+  // otherwise wait (minutes) on a PostgreSQL that stops answering without a reset.
+  DATABASE_CONNECT_TIMEOUT_MS: env.int({
+    default: 5000,
+    min: 100,
+    description:
+      'How long a query waits for a connection (a free one of the pool, or a new one), then fails as unavailable (not in analytics-service)',
+  }),
+  DATABASE_QUERY_TIMEOUT_MS: env.int({
+    default: 30_000,
+    min: 100,
+    description:
+      'How long a query waits for its result, then fails as unavailable and closes its connection (migrations at boot, and analytics-service, have no limit)',
+  }),
   DATABASE_AUTO_CREATE: env.bool({
     default: true,
     production: false,

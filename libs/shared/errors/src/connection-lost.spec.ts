@@ -21,6 +21,11 @@ describe('a lost database connection', () => {
       new Error('Client has encountered a connection error and is not queryable'),
     ],
     ['no connection from the pool in time', new Error('timeout exceeded when trying to connect')],
+    ['no answer to a query in time', queryFailed(new Error('Query read timeout'))],
+    [
+      'a client closed for that, used again',
+      queryFailed(new Error('Client was closed and is not queryable')),
+    ],
     [
       'a transaction whose connection failed between statements',
       Object.assign(new Error('Query runner already released. Cannot run queries anymore.'), {

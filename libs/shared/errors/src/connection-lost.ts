@@ -26,9 +26,11 @@ export function isConnectionLost(error: unknown): boolean {
     return true;
   }
   // node-postgres says these without a code: the socket closed under a query, a client whose
-  // connection failed is used again, or the pool found no connection in time.
+  // connection failed (or was closed) is used again, the pool found no connection in time, or a
+  // query had no answer within DATABASE_QUERY_TIMEOUT_MS (PostgreSQL unreachable, or the query
+  // too slow; the client is closed then, and a statement queued behind it finds it closed).
   const message = typeof candidate.message === 'string' ? candidate.message : '';
-  return /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/.test(
+  return /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect|Query read timeout)/.test(
     message,
   );
 }

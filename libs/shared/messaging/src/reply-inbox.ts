@@ -12,7 +12,7 @@ const SWEEP_MS = 50;
 /**
  * Request/reply over one subscription to a private inbox, for the bus's hot paths. Each request is
  * published with the reply subject `<inbox>.<token>` and waits in a map; one timer fails the waits
- * whose deadline has passed (with one timeout for all, deadlines come in the order of the map).
+ * whose deadline has passed.
  * nats.js's own `request()` does the same with a timer, a closure and two or three `NatsError`s
  * built for every call, answered or not (bench/README.md has what that cost).
  */
@@ -74,8 +74,10 @@ export class ReplyInbox {
   }
 
   private expire(now: number): void {
+    // Every wait is looked at: deadlines are not in the order of the map (a message may have a
+    // longer timeout of its own, such as key-pair creation's 30 s).
     for (const [token, waiter] of this.pending) {
-      if (waiter.deadline > now) return;
+      if (waiter.deadline > now) continue;
       this.pending.delete(token);
       waiter.reject(NatsError.errorForCode(ErrorCode.Timeout));
     }

@@ -100,6 +100,18 @@ describe('BusClient', () => {
     });
   });
 
+  it('gives up on a request at its own deadline while one sent before it waits longer', async () => {
+    const patient = client
+      .send(defineMessage<object, string>('test.silent.v1', undefined, { minTimeoutMs: 5_000 }), {})
+      .catch((e: unknown) => e);
+    const started = Date.now();
+    await expect(client.send(defineMessage('test.silent.v1'), {})).rejects.toMatchObject({
+      code: 'unavailable',
+    });
+    expect(Date.now() - started).toBeLessThan(600);
+    expect(await patient).toMatchObject({ code: 'unavailable' });
+  });
+
   it('gives each of many concurrent requests its own reply, beside requests that time out', async () => {
     // A deadline 500 answers meet on a loaded machine too (300 ms did not, once in CI).
     const patient = new BusClient({
