@@ -93,6 +93,9 @@ describe('usage analytics through the gateway', () => {
       versions: ['2.4.1', '2.10.0'],
       fingerprints: byRecency.map((machine) => ({ fingerprint: machine, last_sync_at: lastOf(machine) })),
       total: 3,
+      increments: 0,
+      uses_counted: 0,
+      last_increment_at: null,
       daily: [...new Set(answered.map((a) => a.server_time.slice(0, 10)))].map((day) => ({
         day,
         syncs: answered.filter((a) => a.server_time.startsWith(day)).length,
@@ -196,6 +199,9 @@ describe('usage analytics through the gateway', () => {
       versions: [],
       fingerprints: [],
       total: 0,
+      increments: 0,
+      uses_counted: 0,
+      last_increment_at: null,
       daily: [],
     });
     const missing = await reader.get(`/api/v1/licenses/${randomUUID()}/usage`);
