@@ -17,6 +17,9 @@ import { KeyPairsModule } from './key-pairs/key-pairs.module';
 import { LicenseEntity } from './licenses/license.entity';
 import { LicensesModule } from './licenses/licenses.module';
 import { LICENSE_MIGRATIONS } from './migrations';
+import { PolicyEntity } from './policies/policy.entity';
+import { PoliciesModule } from './policies/policies.module';
+import { ProcessEntity } from './activations/process.entity';
 import { RestoreModule } from './restore/restore.module';
 import { StreamCheckpointEntity } from './restore/stream-checkpoint.entity';
 import { RevocationListEntity } from './revocation-lists/revocation-list.entity';
@@ -30,6 +33,8 @@ export const LICENSE_ENTITIES = [
   LicenseEntity,
   ActivationEntity,
   ActivationGrantEntity,
+  PolicyEntity,
+  ProcessEntity,
   LicenseTokenEntity,
   RevocationListEntity,
   StreamCheckpointEntity,
@@ -71,6 +76,7 @@ export class LicenseServiceModule {
         KeyPairsModule,
         LicensesModule,
         ActivationsModule,
+        PoliciesModule,
         CredentialsModule,
         RevocationListsModule,
         RestoreModule,

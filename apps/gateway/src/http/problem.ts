@@ -23,12 +23,14 @@ export function problemTitle(code: ErrorCode): string {
     case 'conflict':
     case 'seat_limit_reached':
     case 'offline_activation':
+    case 'process_limit_reached':
       return 'Conflict';
     case 'payload_too_large':
       return 'Payload Too Large';
     case 'license_not_active':
     case 'fingerprint_mismatch':
     case 'key_pair_missing':
+    case 'policy_product_mismatch':
       return 'Unprocessable Content';
     case 'rate_limited':
       return 'Too Many Requests';

@@ -2,17 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CredentialReach } from '@licensing/shared/logging';
-import { preparedEntityQuery } from '@licensing/shared/database';
+import { preparedEntityQuery, preparedStatement } from '@licensing/shared/database';
 import {
+  MachineMatchingRule,
   ValidateLicenseDto,
   ValidationCode,
   ValidationResultView,
   effectiveStatus,
 } from '@licensing/contracts';
 import { LicenseEntity } from '../licenses/license.entity';
+import { PolicyEntity } from '../policies/policy.entity';
 import { ActivationEntity } from './activation.entity';
 import { toActivationView } from './activation.mapper';
-import { activationCode, licenseVerdict } from './validation-code';
+import { PolicyLimits, activationCode, licenseVerdict } from './validation-code';
 
 const DETAILS: Record<ValidationCode, string> = {
   VALID: 'The license is valid',
@@ -20,10 +22,19 @@ const DETAILS: Record<ValidationCode, string> = {
   REVOKED: 'The license has been revoked',
   SUSPENDED: 'The license is suspended',
   EXPIRED: 'The license has expired',
+  OVERDUE: 'The license has not checked in within its check-in interval',
   FINGERPRINT_MISMATCH: 'The license is bound to another machine',
   NO_ACTIVATION: 'This machine has not activated the license',
   HEARTBEAT_DEAD: "This machine's activation missed its heartbeat",
-  COMPONENTS_MISMATCH: "A component differs from the one recorded at this machine's activation",
+  COMPONENTS_MISMATCH: "The machine's components do not match those recorded at its activation",
+  OVERAGE: 'The license is valid, and holds more machines than its max_seats',
+};
+
+/** The license row, and its policy's limits under their own names (null without a policy). */
+type LicenseRow = LicenseEntity & {
+  policyCheckInIntervalDays: number | null;
+  policyMachineMatching: MachineMatchingRule | null;
+  machinesInUse: number | null;
 };
 
 /**
@@ -33,16 +44,36 @@ const DETAILS: Record<ValidationCode, string> = {
  */
 @Injectable()
 export class LicenseValidator {
-  /** The two reads of validate, prepared: the license by key, then the machine's activation of it. */
-  private readonly licenseByKey: (values: unknown[]) => Promise<LicenseEntity[]>;
+  /**
+   * The two reads of validate, prepared: the license by key with its policy's limits and, for a
+   * policy license, the count of machines holding a seat (one round trip); then the machine's
+   * activation of it.
+   */
+  private readonly licenseByKey: (values: unknown[]) => Promise<LicenseRow[]>;
   private readonly activationOf: (values: unknown[]) => Promise<ActivationEntity[]>;
 
   constructor(@InjectDataSource() dataSource: DataSource) {
-    this.licenseByKey = preparedEntityQuery(
+    const { tablePath, columns } = dataSource.getMetadata(LicenseEntity);
+    const policies = dataSource.getMetadata(PolicyEntity).tablePath;
+    const activations = dataSource.getMetadata(ActivationEntity).tablePath;
+    const select = columns
+      .map((column) => `l."${column.databaseName}" AS "${column.propertyName}"`)
+      .join(', ');
+    this.licenseByKey = preparedStatement<LicenseRow>(
       dataSource,
-      LicenseEntity,
-      'validate-license',
-      'serial = $1 AND org_id = $2',
+      'validate-license-policy',
+      `SELECT ${select},
+              p.check_in_interval_days AS "policyCheckInIntervalDays",
+              p.machine_matching AS "policyMachineMatching",
+              CASE WHEN p.id IS NOT NULL THEN
+                (SELECT count(*)::int FROM ${activations} a
+                  WHERE a.license_id = l.id
+                    AND (a.expires_at IS NULL
+                         OR a.expires_at + make_interval(secs => p.heartbeat_grace_seconds) > $3::timestamptz))
+              END AS "machinesInUse"
+         FROM ${tablePath} l
+         LEFT JOIN ${policies} p ON p.id = l.policy_id
+        WHERE l.serial = $1 AND l.org_id = $2`,
     );
     this.activationOf = preparedEntityQuery(
       dataSource,
@@ -58,10 +89,18 @@ export class LicenseValidator {
     reach: CredentialReach,
   ): Promise<ValidationResultView> {
     const now = new Date();
-    const [license] = await this.licenseByKey([dto.key, orgId]);
+    const [license] = await this.licenseByKey([dto.key, orgId, now]);
     if (!license || (reach.kind !== 'organization' && license.id !== reach.license_id)) {
       return answer('NOT_FOUND', null, null);
     }
+    const policy: PolicyLimits | null =
+      license.policyMachineMatching === null
+        ? null
+        : {
+            checkInIntervalDays: license.policyCheckInIntervalDays,
+            machineMatching: license.policyMachineMatching,
+            machinesInUse: license.machinesInUse ?? 0,
+          };
     const status = effectiveStatus(license, now);
     const summary = {
       serial: license.serial,
@@ -74,19 +113,21 @@ export class LicenseValidator {
       status,
       max_seats: license.maxSeats,
     };
-    const verdict = licenseVerdict(license, dto, now);
+    const verdict = licenseVerdict(license, policy, dto, now);
     if ('code' in verdict) return answer(verdict.code, summary, null);
     const [found] = await this.activationOf([license.id, verdict.activationOf]);
     const activation = reach.kind === 'machine' && found?.id !== reach.activation_id ? null : found;
-    const code = activationCode(activation, dto, now);
+    const code = activationCode(license, policy, activation ?? null, dto, now);
     return answer(code, summary, activation ? toActivationView(activation) : null);
   }
 }
 
+/** `valid` is true for VALID, and for OVERAGE: the license may run, beyond its seats by its policy. */
 function answer(
   code: ValidationCode,
   license: ValidationResultView['license'],
   activation: ValidationResultView['activation'],
 ): ValidationResultView {
-  return { valid: code === 'VALID', code, detail: DETAILS[code], license, activation };
+  const valid = code === 'VALID' || code === 'OVERAGE';
+  return { valid, code, detail: DETAILS[code], license, activation };
 }

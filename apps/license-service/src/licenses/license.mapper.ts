@@ -27,6 +27,8 @@ export function toLicenseView(
     key_pair_id: license.keyPairId,
     created_at: license.createdAt.toISOString(),
     revoked_at: license.revokedAt?.toISOString() ?? null,
+    policy_id: license.policyId,
+    last_check_in_at: license.lastCheckInAt?.toISOString() ?? null,
     ...(options.withBlob ? { license_blob: blobFromJws(license.jws) } : {}),
   };
 }

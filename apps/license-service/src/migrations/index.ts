@@ -7,6 +7,7 @@ import { AddOutboxTraceContext1796000000000 } from './1796000000000-AddOutboxTra
 import { DropLicensesProductIndex1798000000000 } from './1798000000000-DropLicensesProductIndex';
 import { AddCredentials1799000000000 } from './1799000000000-AddCredentials';
 import { AddStreamCheckpoints1799000000003 } from './1799000000003-AddStreamCheckpoints';
+import { AddPolicies1799100000000 } from './1799100000000-AddPolicies';
 
 /** In order of application; the timestamp in each name is when it was generated. */
 export const LICENSE_MIGRATIONS = [
@@ -19,4 +20,5 @@ export const LICENSE_MIGRATIONS = [
   DropLicensesProductIndex1798000000000,
   AddCredentials1799000000000,
   AddStreamCheckpoints1799000000003,
+  AddPolicies1799100000000,
 ];

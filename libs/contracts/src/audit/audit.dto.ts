@@ -26,6 +26,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'organization',
   'response_key',
   'webhook',
+  'policy',
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 

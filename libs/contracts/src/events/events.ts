@@ -14,11 +14,15 @@ export const EVENT_TYPES = [
   'license.reinstated',
   'license.expired',
   'license.revoked',
+  'license.checked_in',
   'activation.created',
   'activation.deleted',
   'activation.expired',
   'key_pair.created',
   'key_pair.deleted',
+  'policy.created',
+  'policy.updated',
+  'policy.deleted',
   'webhook.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
