@@ -55,6 +55,7 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'GET /licenses/{id}': ['admin', 'read'],
   'PATCH /licenses/{id}': ['admin'],
   'DELETE /licenses/{id}': ['admin'],
+  'POST /licenses/{id}/check-in': ['admin', 'client'],
   'GET /licenses/{id}/download': ['admin', 'read'],
   'GET /licenses/{id}/usage': ['admin', 'read'],
   'POST /licenses/{id}/tokens': ['admin'],
@@ -70,6 +71,16 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'POST /activations': ['admin', 'client'],
   'POST /activations/{id}/heartbeat': ['admin', 'client'],
   'DELETE /activations/{id}': ['admin', 'client'],
+  'POST /activations/{id}/processes': ['admin', 'client'],
+  'GET /activations/{id}/processes': ['admin', 'read'],
+  'POST /activations/{id}/processes/{process_id}/heartbeat': ['admin', 'client'],
+  'DELETE /activations/{id}/processes/{process_id}': ['admin', 'client'],
+
+  'GET /policies': ['admin', 'read'],
+  'POST /policies': ['admin'],
+  'GET /policies/{id}': ['admin', 'read'],
+  'PATCH /policies/{id}': ['admin'],
+  'DELETE /policies/{id}': ['admin'],
   'POST /activations/offline': ['admin', 'client'],
   'POST /activations/offline/release': ['admin', 'client'],
 
@@ -117,6 +128,9 @@ interface Resources {
   activation(): Promise<any>;
   webhook(): Promise<any>;
   licenseToken(): Promise<any>;
+  policy(): Promise<any>;
+  /** A process of the world's activation. */
+  process(): Promise<any>;
   /** A response key of org A (a `next` one, fresh). */
   responseKey(): Promise<{ kid: string }>;
   /** Org A's admin, for the setup a request needs. */
@@ -134,6 +148,8 @@ interface World {
   apiKey: any;
   webhook: any;
   licenseToken: any;
+  policy: any;
+  process: any;
   /** Org A's active response key. */
   responseKey: { kid: string };
   /** A delivery of `webhook` (its test event). */
@@ -186,6 +202,7 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
     body: { customer_id: 'cus_matrix' },
   }),
   'DELETE /licenses/{id}': async (_w, r) => ({ path: `/licenses/${(await r.license()).id}` }),
+  'POST /licenses/{id}/check-in': async (w) => ({ path: `/licenses/${w.license.id}/check-in` }),
   'GET /licenses/{id}/download': async (w) => ({ path: `/licenses/${w.license.id}/download` }),
   'GET /licenses/{id}/usage': async (w) => ({ path: `/licenses/${w.license.id}/usage` }),
   'POST /licenses/{id}/tokens': async (w) => ({
@@ -218,6 +235,27 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   }),
   'POST /activations/{id}/heartbeat': async (w) => ({ path: `/activations/${w.activation.id}/heartbeat` }),
   'DELETE /activations/{id}': async (_w, r) => ({ path: `/activations/${(await r.activation()).id}` }),
+  'POST /activations/{id}/processes': async (w) => ({
+    path: `/activations/${w.activation.id}/processes`,
+    body: { pid: Math.floor(Math.random() * 1_000_000) },
+  }),
+  'GET /activations/{id}/processes': async (w) => ({ path: `/activations/${w.activation.id}/processes` }),
+  'POST /activations/{id}/processes/{process_id}/heartbeat': async (w) => ({
+    path: `/activations/${w.activation.id}/processes/${w.process.id}/heartbeat`,
+  }),
+  'DELETE /activations/{id}/processes/{process_id}': async (_w, r) => {
+    const process = await r.process();
+    return { path: `/activations/${process.activation_id}/processes/${process.id}` };
+  },
+
+  'GET /policies': async (w) => ({ path: `/policies?product_id=${w.product.id}` }),
+  'POST /policies': async (w) => ({ path: '/policies', body: { product_id: w.product.id, name: 'Matrix' } }),
+  'GET /policies/{id}': async (w) => ({ path: `/policies/${w.policy.id}` }),
+  'PATCH /policies/{id}': async (_w, r) => ({
+    path: `/policies/${(await r.policy()).id}`,
+    body: { name: 'Renamed' },
+  }),
+  'DELETE /policies/{id}': async (_w, r) => ({ path: `/policies/${(await r.policy()).id}` }),
   'POST /activations/offline': async (_w, r) => ({
     path: '/activations/offline',
     body: { request: (await offlineRequest((await r.license()).serial)).request },
@@ -357,6 +395,10 @@ const TENANCY: Record<RouteKey, Tenancy> = {
     call: (w) => ({ method: 'POST', path: '/licenses', body: { product_id: w.product.id } }),
     expect: notFound,
   },
+  'POST /licenses/{id}/check-in': {
+    call: (w) => ({ method: 'POST', path: `/licenses/${w.license.id}/check-in` }),
+    expect: notFound,
+  },
   'GET /licenses/{id}': {
     call: (w) => ({ method: 'GET', path: `/licenses/${w.license.id}` }),
     expect: notFound,
@@ -465,6 +507,46 @@ const TENANCY: Record<RouteKey, Tenancy> = {
   },
   'DELETE /activations/{id}': {
     call: (w) => ({ method: 'DELETE', path: `/activations/${w.activation.id}` }),
+    expect: notFound,
+  },
+  'POST /activations/{id}/processes': {
+    call: (w) => ({ method: 'POST', path: `/activations/${w.activation.id}/processes`, body: { pid: 1 } }),
+    expect: notFound,
+  },
+  'GET /activations/{id}/processes': {
+    call: (w) => ({ method: 'GET', path: `/activations/${w.activation.id}/processes` }),
+    expect: notFound,
+  },
+  'POST /activations/{id}/processes/{process_id}/heartbeat': {
+    call: (w) => ({
+      method: 'POST',
+      path: `/activations/${w.activation.id}/processes/${w.process.id}/heartbeat`,
+    }),
+    expect: notFound,
+  },
+  'DELETE /activations/{id}/processes/{process_id}': {
+    call: (w) => ({ method: 'DELETE', path: `/activations/${w.activation.id}/processes/${w.process.id}` }),
+    expect: notFound,
+  },
+
+  'GET /policies': {
+    call: (w) => ({ method: 'GET', path: `/policies?product_id=${w.product.id}` }),
+    expect: emptyList('policies'),
+  },
+  'POST /policies': {
+    call: (w) => ({ method: 'POST', path: '/policies', body: { product_id: w.product.id, name: 'Stolen' } }),
+    expect: notFound,
+  },
+  'GET /policies/{id}': {
+    call: (w) => ({ method: 'GET', path: `/policies/${w.policy.id}` }),
+    expect: notFound,
+  },
+  'PATCH /policies/{id}': {
+    call: (w) => ({ method: 'PATCH', path: `/policies/${w.policy.id}`, body: { name: 'Hijacked' } }),
+    expect: notFound,
+  },
+  'DELETE /policies/{id}': {
+    call: (w) => ({ method: 'DELETE', path: `/policies/${w.policy.id}` }),
     expect: notFound,
   },
 
@@ -624,6 +706,21 @@ describe('access matrices over every route the gateway serves', () => {
       expect(created.status).toBe(201);
       return created.body;
     },
+    policy: async () => {
+      const created = await orgA.api.post('/api/v1/policies', {
+        product_id: world.product.id,
+        name: 'Fresh',
+      });
+      expect(created.status).toBe(201);
+      return created.body;
+    },
+    process: async () => {
+      const created = await orgA.api.post(`/api/v1/activations/${world.activation.id}/processes`, {
+        pid: Math.floor(Math.random() * 1_000_000),
+      });
+      expect(created.status).toBe(201);
+      return created.body;
+    },
     responseKey: async () => {
       await withoutNextResponseKey(orgA.api);
       const created = await orgA.api.post('/api/v1/organizations/current/response-keys');
@@ -642,6 +739,8 @@ describe('access matrices over every route the gateway serves', () => {
     activation: async () => world.activation,
     webhook: async () => world.webhook,
     licenseToken: async () => world.licenseToken,
+    policy: async () => world.policy,
+    process: async () => world.process,
     responseKey: async () => world.responseKey,
     admin: () => orgA.api,
     fresh: false,
@@ -656,6 +755,8 @@ describe('access matrices over every route the gateway serves', () => {
       '/api/v1/api-keys?per_page=100',
       '/api/v1/activations?per_page=100',
       '/api/v1/webhooks?per_page=100',
+      '/api/v1/policies?per_page=100',
+      `/api/v1/activations/${world.activation.id}/processes?per_page=100`,
       `/api/v1/webhooks/${world.webhook.id}`,
       `/api/v1/products/${world.product.id}`,
       `/api/v1/products/${world.product.id}/public-key`,
@@ -718,6 +819,10 @@ describe('access matrices over every route the gateway serves', () => {
     expect(delivery.status).toBe(202);
     const licenseToken = await orgA.api.post(`/api/v1/licenses/${license.id}/tokens`, { name: 'matrix' });
     expect(licenseToken.status).toBe(201);
+    const policy = await orgA.api.post('/api/v1/policies', { product_id: product.id, name: 'Matrix' });
+    expect(policy.status).toBe(201);
+    const process = await orgA.api.post(`/api/v1/activations/${activation.body.id}/processes`, { pid: 1 });
+    expect(process.status).toBe(201);
     const responseKeys = await orgA.api.get('/api/v1/organizations/current/response-keys');
     expect(responseKeys.status).toBe(200);
     world = {
@@ -728,6 +833,8 @@ describe('access matrices over every route the gateway serves', () => {
       apiKey: read.key,
       webhook: webhook.body,
       licenseToken: licenseToken.body,
+      policy: policy.body,
+      process: process.body,
       responseKey: responseKeys.body.keys[0],
       delivery: { id: delivery.body.delivery_id },
       range: `from=${new Date(Date.now() - day).toISOString()}&to=${new Date(Date.now() + day).toISOString()}`,
@@ -848,7 +955,9 @@ describe('access matrices over every route the gateway serves', () => {
         if (!('call' in tenancy)) continue;
         for (const prefix of PREFIXES) {
           const call = tenancy.call(world);
-          expect(`${call.method} ${call.path.split('?')[0]!.replace(/[0-9a-f-]{36}/g, '{id}')}`).toBe(route);
+          expect(`${call.method} ${call.path.split('?')[0]!.replace(/[0-9a-f-]{36}/g, '{id}')}`).toBe(
+            route.replace(/\{[a-z_]+\}/g, '{id}'),
+          );
           const response = await callAs(orgB.api, prefix, call);
           try {
             tenancy.expect(response, world);
