@@ -239,24 +239,24 @@ export class ActivationsService {
       const now = new Date();
       const activation = await lockReachable(manager, orgId, id, reach);
       if (!activation) throw DomainError.notFound('Activation', id);
+      const license = await manager.findOneByOrFail(LicenseEntity, { id: activation.licenseId });
+      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
+      const terms = termsOf(product, await policyOf(manager, license));
+      // Past its deadline and its policy's grace, an activation no longer holds its seat, which
+      // another machine may have taken: it cannot be revived, the machine activates again.
+      if (!holdsPlace(activation, terms.graceSeconds, now)) throw DomainError.notFound('Activation', id);
       if (activation.machineKey !== null) {
         throw new DomainError(
           'conflict',
           `Activation ${id} is an offline activation: it lasts until its file expires and is renewed offline`,
         );
       }
-      const license = await manager.findOneByOrFail(LicenseEntity, { id: activation.licenseId });
       if (effectiveStatus(license, now) !== 'active') {
         throw new DomainError(
           'license_not_active',
           `License ${license.id} is ${effectiveStatus(license, now)}`,
         );
       }
-      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
-      const terms = termsOf(product, await policyOf(manager, license));
-      // Past its deadline and its policy's grace, an activation no longer holds its seat, which
-      // another machine may have taken: it cannot be revived, the machine activates again.
-      if (!holdsPlace(activation, terms.graceSeconds, now)) throw DomainError.notFound('Activation', id);
       activation.lastHeartbeatAt = now;
       activation.expiresAt = heartbeatDeadline(terms.heartbeatInterval, now);
       await manager.update(

@@ -79,7 +79,7 @@ export function activationCode(
  * creation before the first).
  */
 function isOverdue(license: LicenseFacts, policy: PolicyLimits | null, now: Date): boolean {
-  if (policy?.checkInIntervalDays == null) return false;
+  if (!policy || policy.checkInIntervalDays === null) return false;
   const since = (license.lastCheckInAt ?? license.createdAt).getTime();
   return since + policy.checkInIntervalDays * DAY_MS < now.getTime();
 }
