@@ -1,6 +1,7 @@
 import { ApiClient, EventRecorder, waitFor } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
-import { createLicense, productWithKeyPair, sql } from './support/fixtures';
+import { createLicense, expireLicenseInDatabase, productWithKeyPair, sql } from './support/fixtures';
+import { WebhookReceiver } from './support/webhook-receiver';
 
 describe('policies', () => {
   let stack: TestStack;
@@ -19,7 +20,9 @@ describe('policies', () => {
   const validate = (body: Record<string, unknown>) => org.api.post('/api/v1/licenses/validate', body);
 
   beforeAll(async () => {
-    stack = await startStack({ env: { ACTIVATION_SWEEP_MS: '100' } });
+    stack = await startStack({
+      env: { ACTIVATION_SWEEP_MS: '100', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+    });
     recorder = await EventRecorder.start(stack.namespace);
     org = await stack.newOrganization();
     productId = (await productWithKeyPair(org.api, { default_valid_days: 30 })).product.id;
@@ -138,6 +141,34 @@ describe('policies', () => {
             .total === 2,
       );
     });
+  });
+
+  it('delivers policy.created, policy.updated, policy.deleted and license.checked_in to webhooks', async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      const events = ['policy.created', 'policy.updated', 'policy.deleted', 'license.checked_in'];
+      const webhook = await org.api.post('/api/v1/webhooks', { url: receiver.url, events });
+      expect(webhook.status).toBe(201);
+      const policy = await newPolicy();
+      await org.api.patch(`/api/v1/policies/${policy.id}`, { max_machines: 3 });
+      const license = await licenseOf(policy.id);
+      await org.api.post(`/api/v1/licenses/${license.id}/check-in`);
+      await org.api.delete(`/api/v1/licenses/${license.id}`);
+      const unused = await newPolicy();
+      await org.api.delete(`/api/v1/policies/${unused.id}`);
+      const typesOf = (id: string) =>
+        receiver.received.filter((hook) => hook.body.data?.id === id).map((hook) => hook.body.type);
+      await waitFor(() => typesOf(policy.id).length === 2 && typesOf(unused.id).length === 2, {
+        what: 'the policy deliveries',
+      });
+      expect(typesOf(policy.id).sort()).toEqual(['policy.created', 'policy.updated']);
+      expect(typesOf(unused.id).sort()).toEqual(['policy.created', 'policy.deleted']);
+      await waitFor(() => typesOf(license.id).includes('license.checked_in'), { what: 'the check-in' });
+      const updated = receiver.received.find((hook) => hook.body.type === 'policy.updated')!;
+      expect(updated.body.data).toMatchObject({ id: policy.id, max_machines: 3 });
+    } finally {
+      await receiver.close();
+    }
   });
 
   describe('licenses of a policy', () => {
@@ -278,6 +309,34 @@ describe('policies', () => {
       expect((await org.api.post(`/api/v1/licenses/${license.id}/check-in`)).body.code).toBe(
         'license_not_active',
       );
+    });
+  });
+
+  describe('validate order', () => {
+    it('answers EXPIRED before OVERDUE, OVERDUE before the machine checks, OVERAGE after them', async () => {
+      const policy = await newPolicy({ check_in_interval_days: 1, max_machines: 1, overage: '2x' });
+      const bound = await licenseOf(policy.id, {
+        license_type: 'floating',
+        hardware_binding: { fingerprint: 'm1' },
+      });
+      const ago = `UPDATE license.licenses SET created_at = now() - interval '2 days' WHERE id = $1`;
+      await sql(ago, [bound.id]);
+      expect((await validate({ key: bound.serial, fingerprint: 'other' })).body.code).toBe('OVERDUE');
+      await expireLicenseInDatabase(bound.id);
+      expect((await validate({ key: bound.serial, fingerprint: 'other' })).body.code).toBe('EXPIRED');
+
+      const license = await licenseOf(policy.id);
+      await sql(ago, [license.id]);
+      await org.api.post(`/api/v1/licenses/${license.id}/check-in`);
+      for (const fingerprint of ['a', 'b'])
+        expect((await activate(org.api, { license_id: license.id, fingerprint })).status).toBe(201);
+      expect((await validate({ key: license.serial, fingerprint: 'c' })).body.code).toBe('NO_ACTIVATION');
+      expect((await validate({ key: license.serial, fingerprint: 'a' })).body).toMatchObject({
+        valid: true,
+        code: 'OVERAGE',
+      });
+      await org.api.delete(`/api/v1/licenses/${license.id}`);
+      expect((await validate({ key: license.serial, fingerprint: 'a' })).body.code).toBe('REVOKED');
     });
   });
 
