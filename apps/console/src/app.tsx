@@ -4,6 +4,7 @@ import { ApiKeysPage } from './pages/api-keys';
 import { KeyPairsPage } from './pages/key-pairs';
 import { LicenseDetail, LicensesPage } from './pages/licenses';
 import { OverviewPage } from './pages/overview';
+import { PoliciesPage } from './pages/policies';
 import { ProductsPage } from './pages/products';
 import { SettingsPage } from './pages/settings';
 import { WebhookDetail, WebhooksPage } from './pages/webhooks';
@@ -14,6 +15,7 @@ const PAGES = [
   ['overview', 'Overview'],
   ['licenses', 'Licenses'],
   ['products', 'Products'],
+  ['policies', 'Policies'],
   ['key-pairs', 'Key pairs'],
   ['api-keys', 'API keys'],
   ['webhooks', 'Webhooks'],
@@ -145,6 +147,8 @@ function Page({ page, id }: { page: string; id?: string }) {
       return id ? <LicenseDetail id={id} /> : <LicensesPage />;
     case 'products':
       return <ProductsPage />;
+    case 'policies':
+      return <PoliciesPage />;
     case 'key-pairs':
       return <KeyPairsPage />;
     case 'api-keys':
