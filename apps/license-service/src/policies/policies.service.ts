@@ -166,17 +166,18 @@ export class PoliciesService {
 
   /**
    * The licenses that inherit `max_seats` take the policy's new `max_machines`. Their files keep
-   * the claims they were signed with; every online path reads the column. Revoked licenses and
-   * node-locked ones (one seat, always) are left alone.
+   * the claims they were signed with; every online path reads the column. Their updated_at moves,
+   * so that the serial status of their events is newer than any before (the revocation cache
+   * keeps the newest). Revoked licenses and node-locked ones (one seat, always) are left alone.
    */
   private async moveInheritedSeats(manager: EntityManager, policy: PolicyEntity, now: Date): Promise<void> {
     const table = manager.getRepository(LicenseEntity).metadata.tablePath;
     const [rows] = (await manager.query(
-      `UPDATE ${table} SET max_seats = $2
+      `UPDATE ${table} SET max_seats = $2, updated_at = $3
         WHERE policy_id = $1 AND NOT ('max_seats' = ANY (overridden))
           AND status <> 'revoked' AND license_type <> 'node_locked' AND max_seats <> $2
         RETURNING id`,
-      [policy.id, policy.maxMachines],
+      [policy.id, policy.maxMachines, now],
     )) as [{ id: string }[], number];
     if (rows.length === 0) return;
     const licenses = await manager.find(LicenseEntity, {
