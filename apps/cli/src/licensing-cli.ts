@@ -53,7 +53,9 @@ export async function runLicensingCli(argv: string[], io: CliIo): Promise<number
 
 function buildProgram(io: CliIo): Command {
   const program = new Command('licensing')
-    .description('Verify license files, and manage products, licenses, entitlements, key pairs and API keys.')
+    .description(
+      'Verify license files, and manage products, policies, licenses, entitlements, key pairs and API keys.',
+    )
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)');
@@ -178,9 +180,55 @@ function buildProgram(io: CliIo): Command {
     });
   remove(products, 'delete', 'Delete a product', '/v1/products');
 
+  const policies = resource('policies', "Policies: a product's licensing model");
+  const policyOptions = (command: Command) =>
+    command
+      .addOption(new Option('--type <type>', 'the license type of new licenses').choices(LICENSE_TYPES))
+      .option('--duration-days <days>', "validity of new licenses ('none': perpetual)", optionalInteger)
+      .option('--max-machines <n>', 'machines per license', integer)
+      .option('--max-processes <n>', "processes per machine ('none': no limit)", optionalInteger)
+      .option('--heartbeat-interval <seconds>', "heartbeat interval ('none': no heartbeat)", optionalInteger)
+      .option('--heartbeat-grace <seconds>', 'how long a lapsed machine or process keeps its place', integer)
+      .option(
+        '--check-in-interval-days <days>',
+        "days between check-ins ('none': not required)",
+        optionalInteger,
+      )
+      .addOption(new Option('--overage <rule>', 'activations past max machines').choices(OVERAGE_RULES))
+      .addOption(
+        new Option('--machine-matching <rule>', 'components that must match').choices(MATCHING_RULES),
+      );
+  policyOptions(api(policies.command('create').description('Create a policy')))
+    .requiredOption('--product-id <id>', 'the product')
+    .requiredOption('--name <name>', 'its name')
+    .action(async (o: ApiOptions & Record<string, unknown>) => {
+      const body = await call(io, o, 'POST', '/v1/policies', policyBody(o, true));
+      print(o, body, () => table([pick(body, POLICY_COLUMNS)]));
+    });
+  list(policies, 'policies', '/v1/policies', POLICY_COLUMNS, (command) =>
+    command.option('--product-id <id>', 'only this product'),
+  );
+  get(policies, '/v1/policies', [
+    ...POLICY_COLUMNS,
+    'max_processes',
+    'heartbeat_interval_seconds',
+    'heartbeat_grace_seconds',
+    'check_in_interval_days',
+    'overage',
+    'machine_matching',
+  ]);
+  policyOptions(api(policies.command('update').description('Change a policy').argument('<id>')))
+    .option('--name <name>', 'its name')
+    .action(async (id: string, o: ApiOptions & Record<string, unknown>) => {
+      const body = await call(io, o, 'PATCH', `/v1/policies/${segment(id)}`, policyBody(o, false));
+      print(o, body, () => table([pick(body, POLICY_COLUMNS)]));
+    });
+  remove(policies, 'delete', 'Delete a policy no license follows', '/v1/policies');
+
   const licenses = resource('licenses', 'Licenses');
   api(licenses.command('create').description('Issue a license'))
-    .requiredOption('--product-id <id>', 'the product')
+    .option('--product-id <id>', "the product (with --policy-id: the policy's by default)")
+    .option('--policy-id <id>', 'the policy it follows')
     .addOption(
       new Option('--type <type>', 'the license type').choices([
         'perpetual',
@@ -446,9 +494,31 @@ function productBody(o: Record<string, unknown>, create: boolean): Record<string
   });
 }
 
+const LICENSE_TYPES = ['perpetual', 'subscription', 'trial', 'node_locked', 'floating'];
+const OVERAGE_RULES = ['none', '1.25x', '1.5x', '2x', 'always'];
+const MATCHING_RULES = ['any', 'two', 'most', 'all'];
+const POLICY_COLUMNS = ['id', 'name', 'product_id', 'license_type', 'duration_days', 'max_machines'];
+
+function policyBody(o: Record<string, unknown>, create: boolean): Record<string, unknown> {
+  return compact({
+    ...(create ? { product_id: o['productId'] } : {}),
+    name: o['name'],
+    license_type: o['type'],
+    duration_days: orNull(o['durationDays']),
+    max_machines: o['maxMachines'],
+    max_processes: orNull(o['maxProcesses']),
+    heartbeat_interval_seconds: orNull(o['heartbeatInterval']),
+    heartbeat_grace_seconds: o['heartbeatGrace'],
+    check_in_interval_days: orNull(o['checkInIntervalDays']),
+    overage: o['overage'],
+    machine_matching: o['machineMatching'],
+  });
+}
+
 function licenseBody(o: Record<string, unknown>): Record<string, unknown> {
   return compact({
     product_id: o['productId'],
+    policy_id: o['policyId'],
     license_type: o['type'],
     customer_id: o['customerId'],
     customer_email: o['customerEmail'],
@@ -572,6 +642,16 @@ const csv = (value: string) =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+
+/**
+ * An integer, or `none` for a limit switched off. Commander turns a parser's null into '', so the
+ * word travels as is and `orNull` makes it null in the body.
+ */
+function optionalInteger(value: string): number | 'none' {
+  return value === 'none' ? value : integer(value);
+}
+
+const orNull = (value: unknown) => (value === 'none' ? null : value);
 
 function integer(value: string): number {
   const n = Number(value);

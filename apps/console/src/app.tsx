@@ -5,6 +5,7 @@ import { EntitlementsPage } from './pages/entitlements';
 import { KeyPairsPage } from './pages/key-pairs';
 import { LicenseDetail, LicensesPage } from './pages/licenses';
 import { OverviewPage } from './pages/overview';
+import { PoliciesPage } from './pages/policies';
 import { ProductsPage } from './pages/products';
 import { SettingsPage } from './pages/settings';
 import { WebhookDetail, WebhooksPage } from './pages/webhooks';
@@ -16,6 +17,7 @@ const PAGES = [
   ['licenses', 'Licenses'],
   ['products', 'Products'],
   ['entitlements', 'Entitlements'],
+  ['policies', 'Policies'],
   ['key-pairs', 'Key pairs'],
   ['api-keys', 'API keys'],
   ['webhooks', 'Webhooks'],
@@ -149,6 +151,8 @@ function Page({ page, id }: { page: string; id?: string }) {
       return <ProductsPage />;
     case 'entitlements':
       return <EntitlementsPage />;
+    case 'policies':
+      return <PoliciesPage />;
     case 'key-pairs':
       return <KeyPairsPage />;
     case 'api-keys':

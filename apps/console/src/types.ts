@@ -5,6 +5,8 @@ export type LicenseStatus = 'active' | 'suspended' | 'revoked' | 'expired';
 export const LICENSE_STATUSES: LicenseStatus[] = ['active', 'suspended', 'revoked', 'expired'];
 export const LICENSE_TYPES = ['subscription', 'perpetual', 'trial', 'node_locked', 'floating'] as const;
 export const KEY_ALGORITHMS = ['ed25519', 'ecdsa-p256', 'rsa-3072'] as const;
+export const OVERAGE_RULES = ['none', '1.25x', '1.5x', '2x', 'always'] as const;
+export const MACHINE_MATCHING_RULES = ['any', 'two', 'most', 'all'] as const;
 
 export interface CurrentKey {
   id: string;
@@ -35,6 +37,22 @@ export interface Product {
   created_at: string;
 }
 
+export interface Policy {
+  id: string;
+  product_id: string;
+  name: string;
+  license_type: string;
+  duration_days: number | null;
+  max_machines: number;
+  max_processes: number | null;
+  heartbeat_interval_seconds: number | null;
+  heartbeat_grace_seconds: number;
+  check_in_interval_days: number | null;
+  overage: string;
+  machine_matching: string;
+  created_at: string;
+}
+
 export interface License {
   id: string;
   product_id: string;
@@ -53,6 +71,8 @@ export interface License {
   max_uses: number | null;
   created_at: string;
   revoked_at: string | null;
+  policy_id: string | null;
+  last_check_in_at: string | null;
 }
 
 export interface Entitlement {

@@ -55,6 +55,7 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'GET /licenses/{id}': ['admin', 'read'],
   'PATCH /licenses/{id}': ['admin'],
   'DELETE /licenses/{id}': ['admin'],
+  'POST /licenses/{id}/check-in': ['admin', 'client'],
   'GET /licenses/{id}/download': ['admin', 'read'],
   'GET /licenses/{id}/usage': ['admin', 'read'],
   'POST /licenses/{id}/usage': ['admin', 'client'],
@@ -74,6 +75,16 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'POST /activations': ['admin', 'client'],
   'POST /activations/{id}/heartbeat': ['admin', 'client'],
   'DELETE /activations/{id}': ['admin', 'client'],
+  'POST /activations/{id}/processes': ['admin', 'client'],
+  'GET /activations/{id}/processes': ['admin', 'read'],
+  'POST /activations/{id}/processes/{process_id}/heartbeat': ['admin', 'client'],
+  'DELETE /activations/{id}/processes/{process_id}': ['admin', 'client'],
+
+  'GET /policies': ['admin', 'read'],
+  'POST /policies': ['admin'],
+  'GET /policies/{id}': ['admin', 'read'],
+  'PATCH /policies/{id}': ['admin'],
+  'DELETE /policies/{id}': ['admin'],
   'POST /activations/offline': ['admin', 'client'],
   'POST /activations/offline/release': ['admin', 'client'],
 
@@ -128,6 +139,9 @@ interface Resources {
   webhook(): Promise<any>;
   licenseToken(): Promise<any>;
   entitlement(): Promise<any>;
+  policy(): Promise<any>;
+  /** A process of the world's activation. */
+  process(): Promise<any>;
   /** A response key of org A (a `next` one, fresh). */
   responseKey(): Promise<{ kid: string }>;
   /** Org A's admin, for the setup a request needs. */
@@ -146,6 +160,8 @@ interface World {
   webhook: any;
   licenseToken: any;
   entitlement: any;
+  policy: any;
+  process: any;
   /** Org A's active response key. */
   responseKey: { kid: string };
   /** A delivery of `webhook` (its test event). */
@@ -198,6 +214,7 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
     body: { customer_id: 'cus_matrix' },
   }),
   'DELETE /licenses/{id}': async (_w, r) => ({ path: `/licenses/${(await r.license()).id}` }),
+  'POST /licenses/{id}/check-in': async (w) => ({ path: `/licenses/${w.license.id}/check-in` }),
   'GET /licenses/{id}/download': async (w) => ({ path: `/licenses/${w.license.id}/download` }),
   'GET /licenses/{id}/usage': async (w) => ({ path: `/licenses/${w.license.id}/usage` }),
   'POST /licenses/{id}/usage': async (_w, r) => ({
@@ -243,6 +260,27 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   }),
   'POST /activations/{id}/heartbeat': async (w) => ({ path: `/activations/${w.activation.id}/heartbeat` }),
   'DELETE /activations/{id}': async (_w, r) => ({ path: `/activations/${(await r.activation()).id}` }),
+  'POST /activations/{id}/processes': async (w) => ({
+    path: `/activations/${w.activation.id}/processes`,
+    body: { pid: Math.floor(Math.random() * 1_000_000) },
+  }),
+  'GET /activations/{id}/processes': async (w) => ({ path: `/activations/${w.activation.id}/processes` }),
+  'POST /activations/{id}/processes/{process_id}/heartbeat': async (w) => ({
+    path: `/activations/${w.activation.id}/processes/${w.process.id}/heartbeat`,
+  }),
+  'DELETE /activations/{id}/processes/{process_id}': async (_w, r) => {
+    const process = await r.process();
+    return { path: `/activations/${process.activation_id}/processes/${process.id}` };
+  },
+
+  'GET /policies': async (w) => ({ path: `/policies?product_id=${w.product.id}` }),
+  'POST /policies': async (w) => ({ path: '/policies', body: { product_id: w.product.id, name: 'Matrix' } }),
+  'GET /policies/{id}': async (w) => ({ path: `/policies/${w.policy.id}` }),
+  'PATCH /policies/{id}': async (_w, r) => ({
+    path: `/policies/${(await r.policy()).id}`,
+    body: { name: 'Renamed' },
+  }),
+  'DELETE /policies/{id}': async (_w, r) => ({ path: `/policies/${(await r.policy()).id}` }),
   'POST /activations/offline': async (_w, r) => ({
     path: '/activations/offline',
     body: { request: (await offlineRequest((await r.license()).serial)).request },
@@ -394,6 +432,10 @@ const TENANCY: Record<RouteKey, Tenancy> = {
     call: (w) => ({ method: 'POST', path: '/licenses', body: { product_id: w.product.id } }),
     expect: notFound,
   },
+  'POST /licenses/{id}/check-in': {
+    call: (w) => ({ method: 'POST', path: `/licenses/${w.license.id}/check-in` }),
+    expect: notFound,
+  },
   'GET /licenses/{id}': {
     call: (w) => ({ method: 'GET', path: `/licenses/${w.license.id}` }),
     expect: notFound,
@@ -526,6 +568,46 @@ const TENANCY: Record<RouteKey, Tenancy> = {
   },
   'DELETE /activations/{id}': {
     call: (w) => ({ method: 'DELETE', path: `/activations/${w.activation.id}` }),
+    expect: notFound,
+  },
+  'POST /activations/{id}/processes': {
+    call: (w) => ({ method: 'POST', path: `/activations/${w.activation.id}/processes`, body: { pid: 1 } }),
+    expect: notFound,
+  },
+  'GET /activations/{id}/processes': {
+    call: (w) => ({ method: 'GET', path: `/activations/${w.activation.id}/processes` }),
+    expect: notFound,
+  },
+  'POST /activations/{id}/processes/{process_id}/heartbeat': {
+    call: (w) => ({
+      method: 'POST',
+      path: `/activations/${w.activation.id}/processes/${w.process.id}/heartbeat`,
+    }),
+    expect: notFound,
+  },
+  'DELETE /activations/{id}/processes/{process_id}': {
+    call: (w) => ({ method: 'DELETE', path: `/activations/${w.activation.id}/processes/${w.process.id}` }),
+    expect: notFound,
+  },
+
+  'GET /policies': {
+    call: (w) => ({ method: 'GET', path: `/policies?product_id=${w.product.id}` }),
+    expect: emptyList('policies'),
+  },
+  'POST /policies': {
+    call: (w) => ({ method: 'POST', path: '/policies', body: { product_id: w.product.id, name: 'Stolen' } }),
+    expect: notFound,
+  },
+  'GET /policies/{id}': {
+    call: (w) => ({ method: 'GET', path: `/policies/${w.policy.id}` }),
+    expect: notFound,
+  },
+  'PATCH /policies/{id}': {
+    call: (w) => ({ method: 'PATCH', path: `/policies/${w.policy.id}`, body: { name: 'Hijacked' } }),
+    expect: notFound,
+  },
+  'DELETE /policies/{id}': {
+    call: (w) => ({ method: 'DELETE', path: `/policies/${w.policy.id}` }),
     expect: notFound,
   },
 
@@ -708,6 +790,21 @@ describe('access matrices over every route the gateway serves', () => {
       expect(created.status).toBe(201);
       return created.body;
     },
+    policy: async () => {
+      const created = await orgA.api.post('/api/v1/policies', {
+        product_id: world.product.id,
+        name: 'Fresh',
+      });
+      expect(created.status).toBe(201);
+      return created.body;
+    },
+    process: async () => {
+      const created = await orgA.api.post(`/api/v1/activations/${world.activation.id}/processes`, {
+        pid: Math.floor(Math.random() * 1_000_000),
+      });
+      expect(created.status).toBe(201);
+      return created.body;
+    },
     responseKey: async () => {
       await withoutNextResponseKey(orgA.api);
       const created = await orgA.api.post('/api/v1/organizations/current/response-keys');
@@ -727,6 +824,8 @@ describe('access matrices over every route the gateway serves', () => {
     webhook: async () => world.webhook,
     licenseToken: async () => world.licenseToken,
     entitlement: async () => world.entitlement,
+    policy: async () => world.policy,
+    process: async () => world.process,
     responseKey: async () => world.responseKey,
     admin: () => orgA.api,
     fresh: false,
@@ -743,6 +842,8 @@ describe('access matrices over every route the gateway serves', () => {
       '/api/v1/webhooks?per_page=100',
       '/api/v1/entitlements?per_page=100',
       `/api/v1/entitlements/${world.entitlement.id}`,
+      '/api/v1/policies?per_page=100',
+      `/api/v1/activations/${world.activation.id}/processes?per_page=100`,
       `/api/v1/webhooks/${world.webhook.id}`,
       `/api/v1/products/${world.product.id}`,
       `/api/v1/products/${world.product.id}/public-key`,
@@ -805,6 +906,10 @@ describe('access matrices over every route the gateway serves', () => {
     expect(delivery.status).toBe(202);
     const licenseToken = await orgA.api.post(`/api/v1/licenses/${license.id}/tokens`, { name: 'matrix' });
     expect(licenseToken.status).toBe(201);
+    const policy = await orgA.api.post('/api/v1/policies', { product_id: product.id, name: 'Matrix' });
+    expect(policy.status).toBe(201);
+    const process = await orgA.api.post(`/api/v1/activations/${activation.body.id}/processes`, { pid: 1 });
+    expect(process.status).toBe(201);
     const responseKeys = await orgA.api.get('/api/v1/organizations/current/response-keys');
     expect(responseKeys.status).toBe(200);
     const entitlement = await orgA.api.post('/api/v1/entitlements', {
@@ -821,6 +926,8 @@ describe('access matrices over every route the gateway serves', () => {
       webhook: webhook.body,
       licenseToken: licenseToken.body,
       entitlement: entitlement.body,
+      policy: policy.body,
+      process: process.body,
       responseKey: responseKeys.body.keys[0],
       delivery: { id: delivery.body.delivery_id },
       range: `from=${new Date(Date.now() - day).toISOString()}&to=${new Date(Date.now() + day).toISOString()}`,
@@ -941,7 +1048,9 @@ describe('access matrices over every route the gateway serves', () => {
         if (!('call' in tenancy)) continue;
         for (const prefix of PREFIXES) {
           const call = tenancy.call(world);
-          expect(`${call.method} ${call.path.split('?')[0]!.replace(/[0-9a-f-]{36}/g, '{id}')}`).toBe(route);
+          expect(`${call.method} ${call.path.split('?')[0]!.replace(/[0-9a-f-]{36}/g, '{id}')}`).toBe(
+            route.replace(/\{[a-z_]+\}/g, '{id}'),
+          );
           const response = await callAs(orgB.api, prefix, call);
           try {
             tenancy.expect(response, world);

@@ -16,6 +16,7 @@ const PAGES = [
   'licenses',
   'products',
   'entitlements',
+  'policies',
   'key-pairs',
   'api-keys',
   'webhooks',
@@ -181,6 +182,22 @@ describe('the console in a browser', () => {
     await page.getByLabel('Default features').fill('pro, export');
     await page.getByRole('button', { name: 'Create product' }).click();
     await expectShown(page, page.getByRole('heading', { level: 2, name: 'Console Editor' }));
+
+    await open(page, 'policies', 'Policies');
+    await page.getByText('Create a policy').click();
+    await page.getByLabel('Policy name').fill('Console team');
+    await page.getByLabel('Machines').fill('3');
+    await page.getByLabel('Processes per machine').fill('2');
+    await page.getByLabel('Overage').selectOption('1.5x');
+    await page.getByRole('button', { name: 'Create policy' }).click();
+    await expectShown(page, page.getByRole('heading', { level: 2, name: 'Console team' }));
+    const policies = await org.api.get('/api/v1/policies');
+    expect(policies.body.policies.find((p: { name: string }) => p.name === 'Console team')).toMatchObject({
+      max_machines: 3,
+      max_processes: 2,
+      overage: '1.5x',
+      heartbeat_interval_seconds: null,
+    });
 
     await open(page, 'licenses', 'Licenses');
     await page.getByText('Create a license').click();

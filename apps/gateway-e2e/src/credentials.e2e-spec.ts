@@ -15,7 +15,9 @@ import { TestOrganization, TestStack, startStack } from './support/stack';
 /** The routes each token may call, as the OpenAPI document must say (`x-allowed-scopes`). */
 const LICENSE_TOKEN_ROUTES = [
   'DELETE /activations/{id}',
+  'DELETE /activations/{id}/processes/{process_id}',
   'GET /activations',
+  'GET /activations/{id}/processes',
   'GET /licenses/events',
   'GET /licenses/{id}',
   'GET /licenses/{id}/download',
@@ -25,13 +27,20 @@ const LICENSE_TOKEN_ROUTES = [
   'POST /activations/offline',
   'POST /activations/offline/release',
   'POST /activations/{id}/heartbeat',
+  'POST /activations/{id}/processes',
+  'POST /activations/{id}/processes/{process_id}/heartbeat',
   'POST /licenses/sync',
   'POST /licenses/validate',
+  'POST /licenses/{id}/check-in',
   'POST /licenses/{id}/usage',
 ];
 const MACHINE_TOKEN_ROUTES = [
   'DELETE /activations/{id}',
+  'DELETE /activations/{id}/processes/{process_id}',
+  'GET /activations/{id}/processes',
   'POST /activations/{id}/heartbeat',
+  'POST /activations/{id}/processes',
+  'POST /activations/{id}/processes/{process_id}/heartbeat',
   'POST /licenses/sync',
   'POST /licenses/validate',
 ];
@@ -220,7 +229,7 @@ describe('credentials that reach one license', () => {
     });
 
     it('answers 2xx on every route the OpenAPI document grants each token, for its own license, under both prefixes', async () => {
-      const license = await newLicense({ max_seats: 20 });
+      const license = await newLicense({ max_seats: 50 });
       const { api: licenseApi } = await tokenOf(license.id);
       const seat = async () => {
         const answer = await licenseApi.post('/api/v1/activations', {
@@ -238,6 +247,11 @@ describe('credentials that reach one license', () => {
         const answer = await licenseApi.post('/api/v1/activations/offline', { request: request.request });
         expect(answer.status).toBe(201);
         return createActivationRelease(answer.body.activation_file, request.machineKey);
+      };
+      const process = async (api: ApiClient, activationId: string) => {
+        const answer = await api.post(`/api/v1/activations/${activationId}/processes`, { pid: 1 });
+        expect(answer.status).toBe(201);
+        return answer.body as { id: string; activation_id: string };
       };
       type Cell = () => Promise<{ api: ApiClient; method: string; path: string; body?: unknown }>;
       const asLicense =
@@ -290,6 +304,34 @@ describe('credentials that reach one license', () => {
             path: `/activations/${(await seat()).id}/heartbeat`,
           }),
           'POST /licenses/sync': asLicense('POST', '/licenses/sync', { license_serial: license.serial }),
+          'POST /licenses/{id}/check-in': asLicense('POST', `/licenses/${license.id}/check-in`),
+          'POST /activations/{id}/processes': async () => ({
+            api: licenseApi,
+            method: 'POST',
+            path: `/activations/${(await seat()).id}/processes`,
+            body: { pid: 7 },
+          }),
+          'GET /activations/{id}/processes': async () => ({
+            api: licenseApi,
+            method: 'GET',
+            path: `/activations/${(await seat()).id}/processes`,
+          }),
+          'POST /activations/{id}/processes/{process_id}/heartbeat': async () => {
+            const own = await process(licenseApi, (await seat()).id);
+            return {
+              api: licenseApi,
+              method: 'POST',
+              path: `/activations/${own.activation_id}/processes/${own.id}/heartbeat`,
+            };
+          },
+          'DELETE /activations/{id}/processes/{process_id}': async () => {
+            const own = await process(licenseApi, (await seat()).id);
+            return {
+              api: licenseApi,
+              method: 'DELETE',
+              path: `/activations/${own.activation_id}/processes/${own.id}`,
+            };
+          },
           'POST /licenses/validate': asLicense('POST', '/licenses/validate', { key: license.serial }),
           'POST /licenses/{id}/usage': asLicense('POST', `/licenses/${license.id}/usage`, { increment: 1 }),
         },
@@ -316,6 +358,43 @@ describe('credentials that reach one license', () => {
             path: '/licenses/sync',
             body: { license_serial: license.serial },
           }),
+          'POST /activations/{id}/processes': async () => {
+            const own = await seat();
+            return {
+              api: org.api.withKey(own.machine_token),
+              method: 'POST',
+              path: `/activations/${own.id}/processes`,
+              body: { pid: 7 },
+            };
+          },
+          'GET /activations/{id}/processes': async () => {
+            const own = await seat();
+            return {
+              api: org.api.withKey(own.machine_token),
+              method: 'GET',
+              path: `/activations/${own.id}/processes`,
+            };
+          },
+          'POST /activations/{id}/processes/{process_id}/heartbeat': async () => {
+            const own = await seat();
+            const machineApi = org.api.withKey(own.machine_token);
+            const started = await process(machineApi, own.id);
+            return {
+              api: machineApi,
+              method: 'POST',
+              path: `/activations/${own.id}/processes/${started.id}/heartbeat`,
+            };
+          },
+          'DELETE /activations/{id}/processes/{process_id}': async () => {
+            const own = await seat();
+            const machineApi = org.api.withKey(own.machine_token);
+            const started = await process(machineApi, own.id);
+            return {
+              api: machineApi,
+              method: 'DELETE',
+              path: `/activations/${own.id}/processes/${started.id}`,
+            };
+          },
           'POST /licenses/validate': async () => ({
             api: org.api.withKey((await seat()).machine_token),
             method: 'POST',

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runLicensingCli } from '@licensing/app/cli';
 import { TestOrganization, TestStack, startStack } from './support/stack';
+import { productWithKeyPair } from './support/fixtures';
 
 /** The `licensing` command line against the running platform, in-process, as an operator runs it. */
 describe('the licensing CLI', () => {
@@ -285,6 +286,61 @@ describe('the licensing CLI', () => {
     ]);
     // Quotes and commas survive the CSV round trip.
     expect(lines.some((line) => line.includes('"c, the ""third"""'))).toBe(true);
+  });
+
+  it('manages policies and issues licenses that follow one', async () => {
+    const { product } = await productWithKeyPair(org.api);
+    const created = await cli(
+      'policies',
+      'create',
+      '--product-id',
+      product.id,
+      '--name',
+      'Team',
+      '--type',
+      'floating',
+      '--duration-days',
+      'none',
+      '--max-machines',
+      '3',
+      '--max-processes',
+      '2',
+      '--overage',
+      '1.5x',
+      '--json',
+    );
+    expect(created.err).toBe('');
+    expect(created.code).toBe(0);
+    expect(created.json).toMatchObject({
+      name: 'Team',
+      duration_days: null,
+      max_machines: 3,
+      overage: '1.5x',
+    });
+    const id = created.json.id as string;
+    const updated = await cli(
+      'policies',
+      'update',
+      id,
+      '--max-processes',
+      'none',
+      '--max-machines',
+      '4',
+      '--json',
+    );
+    expect(updated.json).toMatchObject({ max_processes: null, max_machines: 4 });
+    expect((await cli('policies', 'list', '--product-id', product.id, '--json')).json.total).toBe(1);
+    expect((await cli('policies', 'get', id)).out).toMatch(/max_machines\s+4/);
+    const license = await cli('licenses', 'create', '--policy-id', id, '--json');
+    expect(license.json).toMatchObject({
+      policy_id: id,
+      product_id: product.id,
+      max_seats: 4,
+      valid_until: null,
+    });
+    const refused = await cli('policies', 'delete', id);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/^error: .+\n$/);
   });
 
   it('prints tables by default, help on every command, and one-line errors with non-zero exit codes', async () => {

@@ -162,7 +162,13 @@ describe('webhooks', () => {
         200,
       );
       expect((await org.api.delete(`/api/v1/entitlements/${entitlement.body.id}`)).status).toBe(200);
+      expect((await org.api.post(`/api/v1/licenses/${license.id}/check-in`)).status).toBe(200);
       expect((await org.api.delete(`/api/v1/licenses/${license.id}`)).status).toBe(200);
+      const policy = await org.api.post('/api/v1/policies', { product_id: product.id, name: 'Short-lived' });
+      expect((await org.api.patch(`/api/v1/policies/${policy.body.id}`, { max_machines: 2 })).status).toBe(
+        200,
+      );
+      expect((await org.api.delete(`/api/v1/policies/${policy.body.id}`)).status).toBe(200);
       const expiring = await createLicense(org.api, { product_id: product.id });
       await expireLicenseInDatabase(expiring.id);
       const doomed = await org.api.post('/api/v1/products', { name: 'Doomed', code: uniqueCode() });

@@ -22,6 +22,7 @@ import { KeyPairsController } from './key-pairs/key-pairs.controller';
 import { LicensesController } from './licenses/licenses.controller';
 import { GATEWAY_MIGRATIONS } from './migrations';
 import { ProductsController } from './products/products.controller';
+import { PoliciesController } from './policies/policies.controller';
 import { LicenseEventHub } from './push/license-event-hub';
 import { LicenseEventsController } from './push/license-events.controller';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
@@ -70,6 +71,7 @@ export class GatewayModule {
       ],
       controllers: [
         ProductsController,
+        PoliciesController,
         LicensesController,
         KeyPairsController,
         EntitlementsController,

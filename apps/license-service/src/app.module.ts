@@ -20,6 +20,9 @@ import { KeyPairsModule } from './key-pairs/key-pairs.module';
 import { LicenseEntity } from './licenses/license.entity';
 import { LicensesModule } from './licenses/licenses.module';
 import { LICENSE_MIGRATIONS } from './migrations';
+import { PolicyEntity } from './policies/policy.entity';
+import { PoliciesModule } from './policies/policies.module';
+import { ProcessEntity } from './activations/process.entity';
 import { RestoreModule } from './restore/restore.module';
 import { StreamCheckpointEntity } from './restore/stream-checkpoint.entity';
 import { RevocationListEntity } from './revocation-lists/revocation-list.entity';
@@ -33,6 +36,8 @@ export const LICENSE_ENTITIES = [
   LicenseEntity,
   ActivationEntity,
   ActivationGrantEntity,
+  PolicyEntity,
+  ProcessEntity,
   LicenseTokenEntity,
   EntitlementEntity,
   LicenseEntitlementEntity,
@@ -78,6 +83,7 @@ export class LicenseServiceModule {
         KeyPairsModule,
         LicensesModule,
         ActivationsModule,
+        PoliciesModule,
         CredentialsModule,
         EntitlementsModule,
         RevocationListsModule,

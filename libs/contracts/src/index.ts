@@ -21,3 +21,5 @@ export * from './credentials/credential.dto';
 export * from './activations/components.validator';
 export * from './audit/audit.dto';
 export * from './webhooks/webhook.dto';
+export * from './policies/policy.dto';
+export * from './policies/process.dto';

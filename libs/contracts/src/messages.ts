@@ -66,6 +66,21 @@ import {
   SyncReportDto,
   SyncResultView,
 } from './revocation/revocation.dto';
+import {
+  CreatePolicyDto,
+  ListPoliciesQueryDto,
+  PolicyListView,
+  PolicyView,
+  UpdatePolicyMessage,
+} from './policies/policy.dto';
+import {
+  CreateProcessMessage,
+  ListProcessesMessage,
+  ProcessListView,
+  ProcessCreatedReply,
+  ProcessRefDto,
+  ProcessView,
+} from './policies/process.dto';
 import { RevocationListReply, RevocationListRequest } from './revocation/revocation-list.dto';
 import { SerialStatusesRequest } from './revocation/serial-status.dto';
 import { SerialStatusPutDto } from './revocation/serial-status-put.dto';
@@ -144,6 +159,8 @@ export const Messages = {
       'license.validate.v1',
       ValidationResultView,
     ),
+    /** Records that the application checked in now: what a policy's check_in_interval_days asks for. */
+    checkIn: defineMessage<IdDto, LicenseView>('license.check-in.v1', LicenseView),
     /** Stored status of up to 100 serials, of any organization: the revocation cache's source on a miss. */
     statuses: defineMessage<SerialStatusesRequest, SerialStatus[]>('license.statuses.v1'),
     /** A product's revocation list (or a delta), signed by the product's key pair in the license service. */
@@ -174,6 +191,21 @@ export const Messages = {
       EntitlementView,
     ),
     delete: defineMessage<IdDto, MessageView>('entitlement.delete.v1', MessageView),
+  },
+  /** A product's licensing model, reused by many licenses: owned by the license service. */
+  policy: {
+    create: defineMessage<CreatePolicyDto, PolicyView>('policy.create.v1', PolicyView),
+    list: defineMessage<ListPoliciesQueryDto, PolicyListView>('policy.list.v1', PolicyListView),
+    get: defineMessage<IdDto, PolicyView>('policy.get.v1', PolicyView),
+    update: defineMessage<UpdatePolicyMessage, PolicyView>('policy.update.v1', PolicyView),
+    delete: defineMessage<IdDto, MessageView>('policy.delete.v1', MessageView),
+  },
+  /** The processes running on one activation's machine, limited by its policy's max_processes. */
+  process: {
+    create: defineMessage<CreateProcessMessage, ProcessCreatedReply>('process.create.v1'),
+    list: defineMessage<ListProcessesMessage, ProcessListView>('process.list.v1', ProcessListView),
+    heartbeat: defineMessage<ProcessRefDto, ProcessView>('process.heartbeat.v1', ProcessView),
+    delete: defineMessage<ProcessRefDto, MessageView>('process.delete.v1', MessageView),
   },
   keyPair: {
     // An RSA-3072 key takes a random time to find: about a second, several on a busy machine.

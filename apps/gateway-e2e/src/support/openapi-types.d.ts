@@ -97,6 +97,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List policies
+         * @description The organization's policies, newest first, a page at a time, optionally of one product (`product_id`; an unknown one gives an empty list).
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["listPolicies"];
+        put?: never;
+        /**
+         * Create a policy
+         * @description Creates a licensing model for a product. A license created with `policy_id` takes the policy's `license_type`, its validity (`duration_days`, which defaults to the product's `default_valid_days`; `null` is perpetual) and `max_seats` (`max_machines`) unless the request gives them. The other limits (processes per machine, heartbeat interval and grace, check-in interval, overage, component matching) apply to its licenses on every online path, and a change applies at once. Publishes `policy.created`.
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `413 payload_too_large`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["createPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/policies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a policy
+         * @description One policy of the organization.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["getPolicy"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a policy
+         * @description Deletes a policy that no license follows. A policy with licenses, even only revoked ones, stays (`409`). Publishes `policy.deleted`.
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `429 rate_limited`, `503 unavailable`.
+         */
+        delete: operations["deletePolicy"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a policy
+         * @description Changes the fields the body holds; `product_id` never changes (a `400`). The change applies at once to its licenses on every online path: a new `max_machines` becomes the `max_seats` of every license that did not set its own, and the other limits are read from the policy. `license_type` and `duration_days` apply to licenses created from now on. License files already issued keep their claims. Publishes `policy.updated` (and `license.updated` for each license whose `max_seats` moved).
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `413 payload_too_large`, `429 rate_limited`, `503 unavailable`.
+         */
+        patch: operations["updatePolicy"];
+        trace?: never;
+    };
     "/licenses": {
         parameters: {
             query?: never;
@@ -116,11 +188,11 @@ export interface paths {
         put?: never;
         /**
          * Create a license
-         * @description Issues a license for a product and signs it with the product's key pair. The answer holds its serial (`LIC-<PRODUCT CODE>-<16 characters>`) and `license_blob`, the base64 of the `.lic` file: a compact JWS that any JOSE library verifies with the public key. `valid_days` and `features` default to the product's; `valid_days: 0` or `license_type: perpetual` means no end. A `node_locked` license has one seat and is bound to `hardware_binding`, or to its first activation. `max_uses` limits the uses counted by `POST /licenses/{id}/usage` (none by default). A new license holds no entitlements: attach them afterwards. Publishes `license.created`.
+         * @description Issues a license for a product and signs it with the product's key pair. With `policy_id`, the license follows that policy: `product_id` may be left out (the policy's) or must be the policy's (`422 policy_product_mismatch`), and `license_type`, validity and `max_seats` come from the policy unless the request gives them. The answer holds its serial (`LIC-<PRODUCT CODE>-<16 characters>`) and `license_blob`, the base64 of the `.lic` file: a compact JWS that any JOSE library verifies with the public key. `valid_days` and `features` default to the product's; `valid_days: 0` or `license_type: perpetual` means no end. A `node_locked` license has one seat and is bound to `hardware_binding`, or to its first activation. `max_uses` limits the uses counted by `POST /licenses/{id}/usage` (none by default). A new license holds no entitlements: attach them afterwards. Publishes `license.created`.
          *
          *     **Who may call it:** an API key with scope `admin`.
          *
-         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `413 payload_too_large`, `422 key_pair_missing`, `429 rate_limited`, `503 unavailable`.
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `413 payload_too_large`, `422 key_pair_missing`, `422 policy_product_mismatch`, `429 rate_limited`, `503 unavailable`.
          */
         post: operations["createLicense"];
         delete?: never;
@@ -164,7 +236,7 @@ export interface paths {
         put?: never;
         /**
          * Validate a license key on a machine
-         * @description Answers whether this machine may run: by serial (`key`), and when `fingerprint` is given, by its activation. `code` is the first that applies of `NOT_FOUND`, `REVOKED`, `SUSPENDED`, `EXPIRED`, then with a fingerprint `FINGERPRINT_MISMATCH`, `NO_ACTIVATION`, `HEARTBEAT_DEAD`, `COMPONENTS_MISMATCH`; then, when `entitlements` is given, `ENTITLEMENTS_MISSING` (the license lacks one of them); otherwise `VALID`, the only code with `valid: true`. A license token sees only its own license (any other key is `NOT_FOUND`); a machine token only its own machine's activation.
+         * @description Answers whether this machine may run: by serial (`key`), and when `fingerprint` is given, by its activation. `code` is the first that applies of `NOT_FOUND`, `REVOKED`, `SUSPENDED`, `EXPIRED`, `OVERDUE` (a check-in is due), then with a fingerprint `FINGERPRINT_MISMATCH`, `NO_ACTIVATION`, `HEARTBEAT_DEAD`, `COMPONENTS_MISMATCH` (by the policy's `machine_matching`), then, when `entitlements` is given, `ENTITLEMENTS_MISSING` (the license lacks one of them); then `OVERAGE` (the license holds more machines than its `max_seats`, as its policy allows); otherwise `VALID`. `valid` is true for `VALID` and `OVERAGE` only. A license token sees only its own license (any other key is `NOT_FOUND`); a machine token only its own machine's activation.
          *
          *     **Who may call it:** an API key with scope `admin` or `client` or `license` or `machine`.
          *
@@ -235,6 +307,30 @@ export interface paths {
         get: operations["downloadLicense"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/licenses/{id}/check-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a license in
+         * @description Records that the license's application is in touch now (`last_check_in_at`). When the license's policy sets `check_in_interval_days`, validate answers `OVERDUE` once the last check-in (or the license's creation, before the first) is older than that. A license token checks in its own license only. Publishes `license.checked_in`.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `422 license_not_active`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["checkInLicense"];
         delete?: never;
         options?: never;
         head?: never;
@@ -636,7 +732,7 @@ export interface paths {
         put?: never;
         /**
          * Keep a seat alive
-         * @description Moves the activation's `expires_at` to now plus the product's `activation_heartbeat_interval`. An activation past its `expires_at` has lost its seat and cannot be revived (`404`): the machine activates again.
+         * @description Moves the activation's `expires_at` to now plus the heartbeat interval: its policy's `heartbeat_interval_seconds`, or the product's `activation_heartbeat_interval` without a policy. In its policy's `heartbeat_grace_seconds` after `expires_at`, a heartbeat revives it; past them it has lost its seat and cannot be revived (`404`): the machine activates again.
          *
          *     **Who may call it:** an API key with scope `admin` or `client` or `license` or `machine`.
          *
@@ -644,6 +740,86 @@ export interface paths {
          */
         post: operations["heartbeatActivation"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/activations/{id}/processes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a machine's processes
+         * @description The activation's processes, newest first, a page at a time. Lapsed ones are listed until the sweeper removes them.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read` or `license` or `machine`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["listProcesses"];
+        put?: never;
+        /**
+         * Start a process on a machine (take a process slot)
+         * @description Records process `pid` on the activation's machine. `201` with a new process; `200` with the existing one when this pid already holds a slot. The license's policy limits the processes per machine (`max_processes`; no limit without one), and this holds under concurrency. A process lapses like its machine, by the policy's `heartbeat_interval_seconds` and grace (the product's interval for a license without a policy): heartbeats keep it. A license token reaches the processes of its own license's activations, a machine token those of its own activation.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license` or `machine`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 process_limit_reached`, `409 conflict`, `413 payload_too_large`, `422 license_not_active`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["createProcess"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/activations/{id}/processes/{process_id}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keep a process alive
+         * @description Moves the process's `expires_at` to now plus the heartbeat interval. A process past its `expires_at` and its policy's grace has lost its slot (`404`): it starts again.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license` or `machine`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `422 license_not_active`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["heartbeatProcess"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/activations/{id}/processes/{process_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End a process
+         * @description Deletes the process and frees its slot at once.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license` or `machine`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
+         */
+        delete: operations["deleteProcess"];
         options?: never;
         head?: never;
         patch?: never;
@@ -661,7 +837,7 @@ export interface paths {
         post?: never;
         /**
          * Release a seat
-         * @description Deletes the activation and frees its seat at once; its machine token stops working. An air-gapped seat is freed only by its signed release file, or by an admin key (`409 offline_activation` otherwise). Publishes `activation.deleted`.
+         * @description Deletes the activation and frees its seat at once, with its processes; its machine token stops working. An air-gapped seat is freed only by its signed release file, or by an admin key (`409 offline_activation` otherwise). Publishes `activation.deleted`.
          *
          *     **Who may call it:** an API key with scope `admin` or `client` or `license` or `machine`.
          *
@@ -1409,13 +1585,121 @@ export interface components {
             /** Format: uuid */
             key_pair_id: string;
         };
+        CreatePolicyDto: {
+            /**
+             * Format: uuid
+             * @description The product the policy licenses; immutable
+             */
+            product_id: string;
+            /** @example Pro, yearly */
+            name: string;
+            /**
+             * @default subscription
+             * @enum {string}
+             */
+            license_type?: "perpetual" | "subscription" | "trial" | "node_locked" | "floating";
+            /** @description Validity of a new license in days; null: perpetual. Defaults to the product's default_valid_days */
+            duration_days?: number | null;
+            /** @default 1 */
+            max_machines?: number;
+            /** @description Processes per machine; null: no limit */
+            max_processes?: number | null;
+            /** @description Seconds a machine or process may go without a heartbeat; replaces the product's activation_heartbeat_interval. null: no heartbeat required */
+            heartbeat_interval_seconds?: number | null;
+            /**
+             * @description Seconds a lapsed machine or process keeps its place, during which a heartbeat revives it
+             * @default 0
+             */
+            heartbeat_grace_seconds?: number;
+            /** @description Days between check-ins before validate answers OVERDUE; null: no check-in required */
+            check_in_interval_days?: number | null;
+            /**
+             * @default none
+             * @enum {string}
+             */
+            overage?: "none" | "1.25x" | "1.5x" | "2x" | "always";
+            /**
+             * @default all
+             * @enum {string}
+             */
+            machine_matching?: "any" | "two" | "most" | "all";
+        };
+        PolicyView: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            product_id: string;
+            name: string;
+            /** @enum {string} */
+            license_type: "perpetual" | "subscription" | "trial" | "node_locked" | "floating";
+            /** @description null: perpetual */
+            duration_days: number | null;
+            max_machines: number;
+            max_processes: number | null;
+            heartbeat_interval_seconds: number | null;
+            heartbeat_grace_seconds: number;
+            check_in_interval_days: number | null;
+            /** @enum {string} */
+            overage: "none" | "1.25x" | "1.5x" | "2x" | "always";
+            /** @enum {string} */
+            machine_matching: "any" | "two" | "most" | "all";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        PolicyListView: {
+            policies: components["schemas"]["PolicyView"][];
+            total: number;
+        };
+        UpdatePolicyDto: {
+            /**
+             * @default subscription
+             * @enum {string}
+             */
+            license_type?: "perpetual" | "subscription" | "trial" | "node_locked" | "floating";
+            /** @description Validity of a new license in days; null: perpetual. Defaults to the product's default_valid_days */
+            duration_days?: number | null;
+            /** @default 1 */
+            max_machines?: number;
+            /** @description Processes per machine; null: no limit */
+            max_processes?: number | null;
+            /** @description Seconds a machine or process may go without a heartbeat; replaces the product's activation_heartbeat_interval. null: no heartbeat required */
+            heartbeat_interval_seconds?: number | null;
+            /**
+             * @description Seconds a lapsed machine or process keeps its place, during which a heartbeat revives it
+             * @default 0
+             */
+            heartbeat_grace_seconds?: number;
+            /** @description Days between check-ins before validate answers OVERDUE; null: no check-in required */
+            check_in_interval_days?: number | null;
+            /**
+             * @default none
+             * @enum {string}
+             */
+            overage?: "none" | "1.25x" | "1.5x" | "2x" | "always";
+            /**
+             * @default all
+             * @enum {string}
+             */
+            machine_matching?: "any" | "two" | "most" | "all";
+            name?: string;
+        };
         HardwareBindingDto: {
             /** @example a3f1c2... */
             fingerprint: string;
         };
         CreateLicenseDto: {
-            /** Format: uuid */
-            product_id: string;
+            /**
+             * Format: uuid
+             * @description Required without policy_id; with one, it may be left out (the policy's) or must be the policy's
+             */
+            product_id?: string;
+            /**
+             * Format: uuid
+             * @description The policy the license follows: its license_type, validity (duration_days) and max_seats (max_machines) unless the request gives them, and its limits on every online path
+             */
+            policy_id?: string;
             /**
              * @default subscription
              * @enum {string}
@@ -1477,6 +1761,16 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             revoked_at: string | null;
+            /**
+             * Format: uuid
+             * @description null: no policy
+             */
+            policy_id: string | null;
+            /**
+             * Format: date-time
+             * @description null: never checked in
+             */
+            last_check_in_at: string | null;
             /** @description Base64 of the signed .lic file (absent from list items) */
             license_blob?: string;
         };
@@ -1575,7 +1869,7 @@ export interface components {
         ValidationResultView: {
             valid: boolean;
             /** @enum {string} */
-            code: "VALID" | "NOT_FOUND" | "REVOKED" | "SUSPENDED" | "EXPIRED" | "FINGERPRINT_MISMATCH" | "NO_ACTIVATION" | "HEARTBEAT_DEAD" | "COMPONENTS_MISMATCH" | "ENTITLEMENTS_MISSING";
+            code: "VALID" | "NOT_FOUND" | "REVOKED" | "SUSPENDED" | "EXPIRED" | "OVERDUE" | "FINGERPRINT_MISMATCH" | "NO_ACTIVATION" | "HEARTBEAT_DEAD" | "COMPONENTS_MISMATCH" | "ENTITLEMENTS_MISSING" | "OVERAGE";
             detail: string;
             license: components["schemas"]["ValidatedLicenseView"] | null;
             activation: components["schemas"]["ActivationView"] | null;
@@ -1778,6 +2072,33 @@ export interface components {
             activations: components["schemas"]["ActivationView"][];
             total: number;
         };
+        CreateProcessDto: {
+            /**
+             * @description The process's id on the machine
+             * @example 4242
+             */
+            pid: number;
+        };
+        ProcessView: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            activation_id: string;
+            pid: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_heartbeat_at: string;
+            /**
+             * Format: date-time
+             * @description null: no heartbeat required
+             */
+            expires_at: string | null;
+        };
+        ProcessListView: {
+            processes: components["schemas"]["ProcessView"][];
+            total: number;
+        };
         UsageBucketView: {
             /** Format: date-time */
             bucket: string;
@@ -1874,7 +2195,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "webhook.disabled" | "*")[];
+            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "license.checked_in" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "webhook.disabled" | "*")[];
             /** @example Billing system */
             description?: string | null;
         };
@@ -1882,7 +2203,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             url: string;
-            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "webhook.disabled" | "*")[];
+            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "license.checked_in" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "webhook.disabled" | "*")[];
             description: string | null;
             enabled: boolean;
             /** @description Why the platform disabled the endpoint (null while enabled, or when disabled by a caller) */
@@ -1901,7 +2222,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             url: string;
-            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "webhook.disabled" | "*")[];
+            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "license.checked_in" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "webhook.disabled" | "*")[];
             description: string | null;
             enabled: boolean;
             /** @description Why the platform disabled the endpoint (null while enabled, or when disabled by a caller) */
@@ -1917,7 +2238,7 @@ export interface components {
         };
         UpdateWebhookDto: {
             url?: string;
-            events?: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "webhook.disabled" | "*")[];
+            events?: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "license.checked_in" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "webhook.disabled" | "*")[];
             description?: string | null;
             /** @description false pauses deliveries; true resumes them (and re-enables a disabled endpoint) */
             enabled?: boolean;
@@ -2144,7 +2465,7 @@ export interface components {
             /** @enum {string} */
             action: "created" | "updated" | "revoked" | "deleted" | "suspended" | "reinstated" | "rotated";
             /** @enum {string} */
-            resource_type: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook" | "entitlement";
+            resource_type: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook" | "entitlement" | "policy";
             /** Format: uuid */
             resource_id: string;
             actor: components["schemas"]["AuditActorView"];
@@ -2723,6 +3044,459 @@ export interface operations {
             };
         };
     };
+    listPolicies: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number */
+                page?: number;
+                per_page?: number;
+                product_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyListView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    createPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, a new one per operation. A repeat in the caller's organization within 24 h (by default) with the same JSON body answers the first response again, same status and body, with `Idempotent-Replayed: true`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "product_id": "7d9e4f2a-1b3c-4d5e-8f60-718293a4b5c6",
+                 *       "name": "Floating, 5 machines",
+                 *       "license_type": "floating",
+                 *       "duration_days": 365,
+                 *       "max_machines": 5,
+                 *       "max_processes": 2,
+                 *       "heartbeat_interval_seconds": 600,
+                 *       "heartbeat_grace_seconds": 300,
+                 *       "overage": "1.25x",
+                 *       "machine_matching": "most"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreatePolicyDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the product `product_id` does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `conflict`: the `Idempotency-Key` was used with another body or on another route, or its first request is still in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    getPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the policy does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    deletePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the policy does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `conflict`: licenses follow the policy (revoked ones included) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    updatePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "max_machines": 10,
+                 *       "overage": "1.5x",
+                 *       "heartbeat_grace_seconds": 900
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdatePolicyDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the policy does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
     listLicenses: {
         parameters: {
             query?: {
@@ -2862,7 +3636,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `not_found`: the product `product_id` does not exist in the organization */
+            /** @description `not_found`: the product `product_id` or the policy `policy_id` does not exist in the organization */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2898,7 +3672,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `key_pair_missing`: the product has no key pair to sign with */
+            /**
+             * @description `key_pair_missing`: the product has no key pair to sign with
+             *
+             *     `policy_product_mismatch`: `product_id` is not the product of the policy `policy_id`
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3054,7 +3832,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description valid is true only for code VALID */
+            /** @description valid is true only for codes VALID and OVERAGE */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3441,6 +4219,91 @@ export interface operations {
             };
             /** @description `not_found`: the license does not exist in the organization */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    checkInLicense: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The license, with its new last_check_in_at */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LicenseView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the license does not exist in the organization (or is not the token's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `license_not_active`: the license is revoked, suspended or expired */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5664,6 +6527,384 @@ export interface operations {
             };
             /** @description `license_not_active`: the license is revoked, suspended or expired */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    listProcesses: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number */
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProcessListView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the activation does not exist in the organization (or is not the token's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    createProcess: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, a new one per operation. A repeat in the caller's organization within 24 h (by default) with the same JSON body answers the first response again, same status and body, with `Idempotent-Replayed: true`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "pid": 4242
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateProcessDto"];
+            };
+        };
+        responses: {
+            /** @description This pid already held a slot: the same process */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProcessView"];
+                };
+            };
+            /** @description A new process */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProcessView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the activation does not exist in the organization (or is not the token's), or has lapsed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /**
+             * @description `process_limit_reached`: every process slot of the machine is taken (the policy's max_processes)
+             *
+             *     `conflict`: the `Idempotency-Key` was used with another body or on another route, or its first request is still in progress
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `license_not_active`: the license is revoked, suspended or expired */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    heartbeatProcess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                process_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description expires_at moved to now + the heartbeat interval */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProcessView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the activation or the process does not exist (or is not the token's), or has lapsed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `license_not_active`: the license is revoked, suspended or expired */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    deleteProcess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                process_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the activation or the process does not exist (or is not the token's) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7942,7 +9183,7 @@ export interface operations {
                 /** @description 1-based page number */
                 page?: number;
                 per_page?: number;
-                resource_type?: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook" | "entitlement";
+                resource_type?: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook" | "entitlement" | "policy";
                 resource_id?: string;
                 action?: "created" | "updated" | "revoked" | "deleted" | "suspended" | "reinstated" | "rotated";
                 /** @description Only changes made with this API key */

@@ -12,6 +12,10 @@ import {
   OfflineActivationDto,
   OfflineActivationView,
   OfflineReleaseDto,
+  CreateProcessDto,
+  PageQueryDto,
+  ProcessListView,
+  ProcessView,
 } from '@licensing/contracts';
 import { BusClient } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
@@ -174,9 +178,10 @@ export class ActivationsController {
     id: 'heartbeatActivation',
     summary: 'Keep a seat alive',
     description:
-      "Moves the activation's `expires_at` to now plus the product's `activation_heartbeat_interval`. " +
-      'An activation past its `expires_at` has lost its seat and cannot be revived (`404`): the ' +
-      'machine activates again.',
+      "Moves the activation's `expires_at` to now plus the heartbeat interval: its policy's " +
+      "`heartbeat_interval_seconds`, or the product's `activation_heartbeat_interval` without a policy. " +
+      "In its policy's `heartbeat_grace_seconds` after `expires_at`, a heartbeat revives it; past " +
+      'them it has lost its seat and cannot be revived (`404`): the machine activates again.',
   })
   @HttpCode(200)
   @AllowScopes('client', 'license', 'machine')
@@ -190,12 +195,101 @@ export class ActivationsController {
     return this.bus.send(Messages.activation.heartbeat, { id });
   }
 
+  @Post(':id/processes')
+  @Operation({
+    id: 'createProcess',
+    summary: 'Start a process on a machine (take a process slot)',
+    description:
+      "Records process `pid` on the activation's machine. `201` with a new process; `200` with the " +
+      "existing one when this pid already holds a slot. The license's policy limits the processes per " +
+      'machine (`max_processes`; no limit without one), and this holds under concurrency. A process ' +
+      "lapses like its machine, by the policy's `heartbeat_interval_seconds` and grace (the product's " +
+      'interval for a license without a policy): heartbeats keep it. A license token reaches the ' +
+      "processes of its own license's activations, a machine token those of its own activation.",
+    example: { pid: 4242 },
+  })
+  @Idempotent()
+  @AllowScopes('client', 'license', 'machine')
+  @LicenseAction()
+  @ApiCreatedResponse({ type: ProcessView, description: 'A new process' })
+  @ApiOkResponse({ type: ProcessView, description: 'This pid already held a slot: the same process' })
+  @ApiProblems(
+    ['not_found', "the activation does not exist in the organization (or is not the token's), or has lapsed"],
+    ['process_limit_reached', "every process slot of the machine is taken (the policy's max_processes)"],
+    ['license_not_active', 'the license is revoked, suspended or expired'],
+  )
+  async createProcess(
+    @Param('id', uuidParam) id: string,
+    @Body() dto: CreateProcessDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<ProcessView> {
+    const { process, created } = await this.bus.send(Messages.process.create, { ...dto, activation_id: id });
+    void reply.status(created ? 201 : 200);
+    return process;
+  }
+
+  @Get(':id/processes')
+  @Operation({
+    id: 'listProcesses',
+    summary: "List a machine's processes",
+    description:
+      "The activation's processes, newest first, a page at a time. Lapsed ones are listed until the " +
+      'sweeper removes them.',
+  })
+  @AllowScopes('read', 'license', 'machine')
+  @Answers(Messages.process.list)
+  @ApiProblems(['not_found', "the activation does not exist in the organization (or is not the token's)"])
+  listProcesses(@Param('id', uuidParam) id: string, @Query() query: PageQueryDto): Promise<ProcessListView> {
+    return this.bus.send(Messages.process.list, { ...query, activation_id: id });
+  }
+
+  @Post(':id/processes/:process_id/heartbeat')
+  @Operation({
+    id: 'heartbeatProcess',
+    summary: 'Keep a process alive',
+    description:
+      "Moves the process's `expires_at` to now plus the heartbeat interval. A process past its " +
+      "`expires_at` and its policy's grace has lost its slot (`404`): it starts again.",
+  })
+  @HttpCode(200)
+  @AllowScopes('client', 'license', 'machine')
+  @LicenseAction()
+  @Answers(Messages.process.heartbeat, { description: 'expires_at moved to now + the heartbeat interval' })
+  @ApiProblems(
+    ['not_found', "the activation or the process does not exist (or is not the token's), or has lapsed"],
+    ['license_not_active', 'the license is revoked, suspended or expired'],
+  )
+  heartbeatProcess(
+    @Param('id', uuidParam) id: string,
+    @Param('process_id', uuidParam) processId: string,
+  ): Promise<ProcessView> {
+    return this.bus.send(Messages.process.heartbeat, { activation_id: id, id: processId });
+  }
+
+  @Delete(':id/processes/:process_id')
+  @Operation({
+    id: 'deleteProcess',
+    summary: 'End a process',
+    description: 'Deletes the process and frees its slot at once.',
+  })
+  @HttpCode(200)
+  @AllowScopes('client', 'license', 'machine')
+  @LicenseAction()
+  @Answers(Messages.process.delete)
+  @ApiProblems(['not_found', "the activation or the process does not exist (or is not the token's)"])
+  deleteProcess(
+    @Param('id', uuidParam) id: string,
+    @Param('process_id', uuidParam) processId: string,
+  ): Promise<MessageView> {
+    return this.bus.send(Messages.process.delete, { activation_id: id, id: processId });
+  }
+
   @Delete(':id')
   @Operation({
     id: 'deleteActivation',
     summary: 'Release a seat',
     description:
-      'Deletes the activation and frees its seat at once; its machine token stops working. An ' +
+      'Deletes the activation and frees its seat at once, with its processes; its machine token stops working. An ' +
       'air-gapped seat is freed only by its signed release file, or by an admin key (`409 ' +
       'offline_activation` otherwise). Publishes `activation.deleted`.',
   })

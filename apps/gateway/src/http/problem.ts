@@ -23,6 +23,7 @@ export function problemTitle(code: ErrorCode): string {
     case 'conflict':
     case 'seat_limit_reached':
     case 'offline_activation':
+    case 'process_limit_reached':
       return 'Conflict';
     case 'payload_too_large':
       return 'Payload Too Large';
@@ -31,6 +32,7 @@ export function problemTitle(code: ErrorCode): string {
     case 'key_pair_missing':
     case 'unknown_entitlement':
     case 'usage_limit_exceeded':
+    case 'policy_product_mismatch':
       return 'Unprocessable Content';
     case 'rate_limited':
       return 'Too Many Requests';

@@ -36,7 +36,10 @@ export class LicensesController {
     id: 'createLicense',
     summary: 'Create a license',
     description:
-      "Issues a license for a product and signs it with the product's key pair. The answer holds its " +
+      "Issues a license for a product and signs it with the product's key pair. With `policy_id`, the " +
+      "license follows that policy: `product_id` may be left out (the policy's) or must be the policy's " +
+      '(`422 policy_product_mismatch`), and `license_type`, validity and `max_seats` come from the ' +
+      'policy unless the request gives them. The answer holds its ' +
       'serial (`LIC-<PRODUCT CODE>-<16 characters>`) and `license_blob`, the base64 of the `.lic` file: ' +
       'a compact JWS that any JOSE library verifies with the public key. `valid_days` and `features` ' +
       "default to the product's; `valid_days: 0` or `license_type: perpetual` means no end. A " +
@@ -55,8 +58,9 @@ export class LicensesController {
   @Idempotent()
   @Answers(Messages.license.create, { status: 201, description: 'The license, with its signed license_blob' })
   @ApiProblems(
-    ['not_found', 'the product `product_id` does not exist in the organization'],
+    ['not_found', 'the product `product_id` or the policy `policy_id` does not exist in the organization'],
     ['key_pair_missing', 'the product has no key pair to sign with'],
+    ['policy_product_mismatch', '`product_id` is not the product of the policy `policy_id`'],
   )
   @Direct()
   create(@Body() dto: CreateLicenseDto): Promise<JsonText<LicenseView>> {
@@ -112,9 +116,11 @@ export class LicensesController {
     description:
       'Answers whether this machine may run: by serial (`key`), and when `fingerprint` is given, ' +
       'by its activation. `code` is the first that applies of `NOT_FOUND`, `REVOKED`, `SUSPENDED`, ' +
-      '`EXPIRED`, then with a fingerprint `FINGERPRINT_MISMATCH`, `NO_ACTIVATION`, `HEARTBEAT_DEAD`, ' +
-      '`COMPONENTS_MISMATCH`; then, when `entitlements` is given, `ENTITLEMENTS_MISSING` (the license ' +
-      'lacks one of them); otherwise `VALID`, the only code with `valid: true`. A license token ' +
+      '`EXPIRED`, `OVERDUE` (a check-in is due), then with a fingerprint `FINGERPRINT_MISMATCH`, ' +
+      "`NO_ACTIVATION`, `HEARTBEAT_DEAD`, `COMPONENTS_MISMATCH` (by the policy's `machine_matching`), " +
+      'then, when `entitlements` is given, `ENTITLEMENTS_MISSING` (the license lacks one of them); ' +
+      'then `OVERAGE` (the license holds more machines than its `max_seats`, as its policy allows); ' +
+      'otherwise `VALID`. `valid` is true for `VALID` and `OVERAGE` only. A license token ' +
       "sees only its own license (any other key is `NOT_FOUND`); a machine token only its own machine's " +
       'activation.',
     example: { key: 'LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC', fingerprint: 'machine-a' },
@@ -122,7 +128,7 @@ export class LicensesController {
   @HttpCode(200)
   @AllowScopes('client', 'license', 'machine')
   @LicenseAction('with_fingerprint')
-  @Answers(Messages.license.validate, { description: 'valid is true only for code VALID' })
+  @Answers(Messages.license.validate, { description: 'valid is true only for codes VALID and OVERAGE' })
   @ApiProblems()
   @Direct()
   @SignedAnswer()
@@ -168,6 +174,29 @@ export class LicensesController {
       .header('content-type', 'application/octet-stream')
       .header('content-disposition', `attachment; filename="${license.serial}.lic"`);
     return Buffer.from(license.license_blob!, 'base64');
+  }
+
+  @Post(':id/check-in')
+  @Operation({
+    id: 'checkInLicense',
+    summary: 'Check a license in',
+    description:
+      "Records that the license's application is in touch now (`last_check_in_at`). When the license's " +
+      'policy sets `check_in_interval_days`, validate answers `OVERDUE` once the last check-in (or the ' +
+      "license's creation, before the first) is older than that. A license token checks in its own " +
+      'license only. Publishes `license.checked_in`.',
+  })
+  @HttpCode(200)
+  @AllowScopes('client', 'license')
+  @ReachOf('license')
+  @LicenseAction()
+  @Answers(Messages.license.checkIn, { description: 'The license, with its new last_check_in_at' })
+  @ApiProblems(
+    ['not_found', "the license does not exist in the organization (or is not the token's)"],
+    ['license_not_active', 'the license is revoked, suspended or expired'],
+  )
+  checkIn(@Param('id', uuidParam) id: string): Promise<LicenseView> {
+    return this.bus.send(Messages.license.checkIn, { id });
   }
 
   @Patch(':id')

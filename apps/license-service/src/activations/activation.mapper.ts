@@ -20,6 +20,14 @@ export function isLapsed(activation: Pick<ActivationEntity, 'expiresAt'>, now: D
   return activation.expiresAt !== null && activation.expiresAt.getTime() <= now.getTime();
 }
 
+/**
+ * Whether a machine (or a process) still holds its place: until its deadline, and for `graceSeconds`
+ * after it, during which a heartbeat revives it. Validate says HEARTBEAT_DEAD in the grace already.
+ */
+export function holdsPlace(row: { expiresAt: Date | null }, graceSeconds: number, now: Date): boolean {
+  return row.expiresAt === null || row.expiresAt.getTime() + graceSeconds * 1000 > now.getTime();
+}
+
 export function heartbeatDeadline(intervalSeconds: number | null, now: Date): Date | null {
   return intervalSeconds === null ? null : new Date(now.getTime() + intervalSeconds * 1000);
 }

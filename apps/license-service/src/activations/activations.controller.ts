@@ -12,6 +12,12 @@ import {
   OfflineActivationMessage,
   OfflineActivationReply,
   OfflineReleaseDto,
+  CreateProcessMessage,
+  ListProcessesMessage,
+  ProcessCreatedReply,
+  ProcessListView,
+  ProcessRefDto,
+  ProcessView,
   ValidateLicenseDto,
   ValidationResultView,
 } from '@licensing/contracts';
@@ -20,6 +26,7 @@ import { BusController, BusData, BusOrg, BusReach, Handles } from '@licensing/sh
 import { ActivationsService } from './activations.service';
 import { LicenseValidator } from './license-validator.service';
 import { OfflineActivationsService } from './offline-activations.service';
+import { ProcessesService } from './processes.service';
 
 @BusController()
 export class ActivationsController {
@@ -27,7 +34,44 @@ export class ActivationsController {
     private readonly activations: ActivationsService,
     private readonly validator: LicenseValidator,
     private readonly offline: OfflineActivationsService,
+    private readonly processes: ProcessesService,
   ) {}
+
+  @Handles(Messages.process.create)
+  createProcess(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() message: CreateProcessMessage,
+  ): Promise<ProcessCreatedReply> {
+    return this.processes.create(orgId, message, reach);
+  }
+
+  @Handles(Messages.process.list)
+  listProcesses(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() query: ListProcessesMessage,
+  ): Promise<ProcessListView> {
+    return this.processes.list(orgId, query, reach);
+  }
+
+  @Handles(Messages.process.heartbeat)
+  heartbeatProcess(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() ref: ProcessRefDto,
+  ): Promise<ProcessView> {
+    return this.processes.heartbeat(orgId, ref, reach);
+  }
+
+  @Handles(Messages.process.delete)
+  deleteProcess(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() ref: ProcessRefDto,
+  ): Promise<MessageView> {
+    return this.processes.delete(orgId, ref, reach);
+  }
 
   @Handles(Messages.activation.create)
   create(

@@ -6,11 +6,18 @@ import { ActivationsController } from './activations.controller';
 import { ActivationsService } from './activations.service';
 import { OfflineActivationsService } from './offline-activations.service';
 import { LicenseValidator } from './license-validator.service';
+import { ProcessesService } from './processes.service';
 
-/** Machine seats (activations with heartbeats) and validate-by-key. */
+/** Machine seats (activations with heartbeats), their processes, and validate-by-key. */
 @Module({
   imports: [LicensesModule, CredentialsModule],
   controllers: [ActivationsController],
-  providers: [ActivationsService, OfflineActivationsService, LicenseValidator, ActivationExpirySweeper],
+  providers: [
+    ActivationsService,
+    OfflineActivationsService,
+    ProcessesService,
+    LicenseValidator,
+    ActivationExpirySweeper,
+  ],
 })
 export class ActivationsModule {}

@@ -28,7 +28,15 @@ import { CredentialsService } from '../credentials/credentials.service';
 import { newToken } from '../credentials/tokens';
 import { ActivationGrantEntity } from './activation-grant.entity';
 import { ActivationEntity } from './activation.entity';
-import { heartbeatDeadline, isLapsed, offlineDeadline, toActivationView } from './activation.mapper';
+import { PolicyEntity } from '../policies/policy.entity';
+import { termsOf } from '../policies/license-terms';
+import {
+  heartbeatDeadline,
+  holdsPlace,
+  isLapsed,
+  offlineDeadline,
+  toActivationView,
+} from './activation.mapper';
 import { ACTIVATION_WINDOW_MS, ensureFreeSeat, ensureUnderActivationCap, seatLimit } from './seats';
 
 /** What takes a seat: the online route, or an air-gapped request whose file lives `ttlSeconds`. */
@@ -108,10 +116,11 @@ export class ActivationsService {
       );
     }
     const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
+    const terms = termsOf(product, await policyOf(manager, license));
     await this.checkBinding(manager, license, product, dto.fingerprint, reach, now);
     const expiresAt = offline
       ? offlineDeadline(offline.ttlSeconds, license.validUntil, now)
-      : heartbeatDeadline(product.activationHeartbeatInterval, now);
+      : heartbeatDeadline(terms.heartbeatInterval, now);
 
     const existing = await manager.findOne(ActivationEntity, {
       where: { licenseId: license.id, fingerprint: dto.fingerprint },
@@ -130,17 +139,28 @@ export class ActivationsService {
       await manager.update(ActivationEntity, { id: existing.id }, { expiresAt });
       return { activation: existing, created: false, license, product, endedToken: null };
     }
+    // In its policy's grace, the machine still holds its seat: activating again revives it.
+    if (
+      existing &&
+      !offline &&
+      existing.machineKey === null &&
+      holdsPlace(existing, terms.graceSeconds, now)
+    ) {
+      Object.assign(existing, { lastHeartbeatAt: now, expiresAt });
+      await manager.update(ActivationEntity, { id: existing.id }, { lastHeartbeatAt: now, expiresAt });
+      return { activation: existing, created: false, license, product, endedToken: null };
+    }
     if (existing) await this.expire(manager, existing, now);
     const endedToken = existing?.tokenHash ?? null;
 
-    // Live activations only: a lapsed one (isLapsed) holds no seat.
+    // Activations that hold a seat only: one past its deadline and its grace (holdsPlace) holds none.
     const inUse = await manager.count(ActivationEntity, {
       where: [
         { licenseId: license.id, expiresAt: IsNull() },
-        { licenseId: license.id, expiresAt: MoreThan(now) },
+        { licenseId: license.id, expiresAt: MoreThan(new Date(now.getTime() - terms.graceSeconds * 1000)) },
       ],
     });
-    ensureFreeSeat(license.id, inUse, seatLimit(license, product));
+    ensureFreeSeat(license.id, inUse, seatLimit(license, product, terms.overage));
     await this.grant(manager, license, now);
     const activation = Object.assign(new ActivationEntity(), {
       id: randomUUID(),
@@ -219,25 +239,27 @@ export class ActivationsService {
     return this.dataSource.transaction(async (manager) => {
       const now = new Date();
       const activation = await lockReachable(manager, orgId, id, reach);
-      // A lapsed activation no longer holds its seat, which another machine may have taken:
-      // it cannot be revived, the machine activates again.
-      if (!activation || isLapsed(activation, now)) throw DomainError.notFound('Activation', id);
+      if (!activation) throw DomainError.notFound('Activation', id);
+      const license = await manager.findOneByOrFail(LicenseEntity, { id: activation.licenseId });
+      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
+      const terms = termsOf(product, await policyOf(manager, license));
+      // Past its deadline and its policy's grace, an activation no longer holds its seat, which
+      // another machine may have taken: it cannot be revived, the machine activates again.
+      if (!holdsPlace(activation, terms.graceSeconds, now)) throw DomainError.notFound('Activation', id);
       if (activation.machineKey !== null) {
         throw new DomainError(
           'conflict',
           `Activation ${id} is an offline activation: it lasts until its file expires and is renewed offline`,
         );
       }
-      const license = await manager.findOneByOrFail(LicenseEntity, { id: activation.licenseId });
       if (effectiveStatus(license, now) !== 'active') {
         throw new DomainError(
           'license_not_active',
           `License ${license.id} is ${effectiveStatus(license, now)}`,
         );
       }
-      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
       activation.lastHeartbeatAt = now;
-      activation.expiresAt = heartbeatDeadline(product.activationHeartbeatInterval, now);
+      activation.expiresAt = heartbeatDeadline(terms.heartbeatInterval, now);
       await manager.update(
         ActivationEntity,
         { id },
@@ -373,7 +395,7 @@ export class ActivationsService {
  * The activation `id`, locked, if the credential reaches it (through its license for a license
  * token, itself for a machine token); null otherwise, as for an id that does not exist.
  */
-async function lockReachable(
+export async function lockReachable(
   manager: EntityManager,
   orgId: string,
   id: string,
@@ -383,4 +405,12 @@ async function lockReachable(
   const where: FindOptionsWhere<ActivationEntity> =
     reach.kind === 'license' ? { id, orgId, licenseId: reach.license_id } : { id, orgId };
   return manager.findOne(ActivationEntity, { where, lock: { mode: 'pessimistic_write' } });
+}
+
+/** The license's policy, as it is now; null for a license without one. */
+export async function policyOf(
+  manager: EntityManager,
+  license: Pick<LicenseEntity, 'policyId'>,
+): Promise<PolicyEntity | null> {
+  return license.policyId === null ? null : manager.findOneBy(PolicyEntity, { id: license.policyId });
 }

@@ -4,18 +4,20 @@ import { DataSource } from 'typeorm';
 import { CredentialReach } from '@licensing/shared/logging';
 import { preparedEntityQuery, preparedStatement } from '@licensing/shared/database';
 import {
+  MachineMatchingRule,
   ValidateLicenseDto,
   ValidationCode,
   ValidationResultView,
   effectiveStatus,
 } from '@licensing/contracts';
 import { EntitlementEntity } from '../entitlements/entitlement.entity';
-import { LicenseEntitlementEntity } from '../entitlements/license-entitlement.entity';
 import { sortCodes } from '../entitlements/license-entitlements';
+import { LicenseEntitlementEntity } from '../entitlements/license-entitlement.entity';
 import { LicenseEntity } from '../licenses/license.entity';
+import { PolicyEntity } from '../policies/policy.entity';
 import { ActivationEntity } from './activation.entity';
 import { toActivationView } from './activation.mapper';
-import { activationCode, entitlementsCode, licenseVerdict } from './validation-code';
+import { PolicyLimits, activationCode, licenseVerdict } from './validation-code';
 
 const DETAILS: Record<ValidationCode, string> = {
   VALID: 'The license is valid',
@@ -23,11 +25,24 @@ const DETAILS: Record<ValidationCode, string> = {
   REVOKED: 'The license has been revoked',
   SUSPENDED: 'The license is suspended',
   EXPIRED: 'The license has expired',
+  OVERDUE: 'The license has not checked in within its check-in interval',
   FINGERPRINT_MISMATCH: 'The license is bound to another machine',
   NO_ACTIVATION: 'This machine has not activated the license',
   HEARTBEAT_DEAD: "This machine's activation missed its heartbeat",
-  COMPONENTS_MISMATCH: "A component differs from the one recorded at this machine's activation",
+  COMPONENTS_MISMATCH: "The machine's components do not match those recorded at its activation",
   ENTITLEMENTS_MISSING: 'The license lacks an entitlement the request names',
+  OVERAGE: 'The license is valid, and holds more machines than its max_seats',
+};
+
+/**
+ * The license row, its entitlement codes, and its policy's limits under their own names (null
+ * without a policy).
+ */
+type LicenseRow = LicenseEntity & {
+  entitlementCodes: string[];
+  policyCheckInIntervalDays: number | null;
+  policyMachineMatching: MachineMatchingRule | null;
+  machinesInUse: number | null;
 };
 
 /**
@@ -37,32 +52,46 @@ const DETAILS: Record<ValidationCode, string> = {
  */
 @Injectable()
 export class LicenseValidator {
-  /** The two reads of validate, prepared: the license by key, then the machine's activation of it. */
-  private readonly licenseByKey: (values: unknown[]) => Promise<LicenseEntity[]>;
+  /**
+   * The two reads of validate, prepared: the license by key with its entitlements, its policy's
+   * limits and, for a policy license, the count of machines holding a seat (one round trip); then
+   * the machine's activation of it.
+   */
+  private readonly licenseByKey: (values: unknown[]) => Promise<LicenseRow[]>;
   private readonly activationOf: (values: unknown[]) => Promise<ActivationEntity[]>;
-  /** The license's entitlement codes: the summary holds them, and ENTITLEMENTS_MISSING compares them. */
-  private readonly entitlementsOf: (values: unknown[]) => Promise<{ code: string }[]>;
 
   constructor(@InjectDataSource() dataSource: DataSource) {
-    const table = (entity: new () => object) => dataSource.getMetadata(entity).tablePath;
-    this.licenseByKey = preparedEntityQuery(
+    const { tablePath, columns } = dataSource.getMetadata(LicenseEntity);
+    const policies = dataSource.getMetadata(PolicyEntity).tablePath;
+    const activations = dataSource.getMetadata(ActivationEntity).tablePath;
+    const held = dataSource.getMetadata(LicenseEntitlementEntity).tablePath;
+    const entitlements = dataSource.getMetadata(EntitlementEntity).tablePath;
+    const select = columns
+      .map((column) => `l."${column.databaseName}" AS "${column.propertyName}"`)
+      .join(', ');
+    this.licenseByKey = preparedStatement<LicenseRow>(
       dataSource,
-      LicenseEntity,
-      'validate-license',
-      'serial = $1 AND org_id = $2',
+      'validate-license-policy',
+      `SELECT ${select},
+              ARRAY(SELECT e.code FROM ${held} le JOIN ${entitlements} e ON e.id = le.entitlement_id
+                     WHERE le.license_id = l.id) AS "entitlementCodes",
+              p.check_in_interval_days AS "policyCheckInIntervalDays",
+              p.machine_matching AS "policyMachineMatching",
+              CASE WHEN p.id IS NOT NULL THEN
+                (SELECT count(*)::int FROM ${activations} a
+                  WHERE a.license_id = l.id
+                    AND (a.expires_at IS NULL
+                         OR a.expires_at + make_interval(secs => p.heartbeat_grace_seconds) > $3::timestamptz))
+              END AS "machinesInUse"
+         FROM ${tablePath} l
+         LEFT JOIN ${policies} p ON p.id = l.policy_id
+        WHERE l.serial = $1 AND l.org_id = $2`,
     );
     this.activationOf = preparedEntityQuery(
       dataSource,
       ActivationEntity,
       'validate-activation',
       'license_id = $1 AND fingerprint = $2',
-    );
-    this.entitlementsOf = preparedStatement(
-      dataSource,
-      'validate-entitlements',
-      `SELECT e.code FROM ${table(LicenseEntitlementEntity)} le
-         JOIN ${table(EntitlementEntity)} e ON e.id = le.entitlement_id
-        WHERE le.license_id = $1`,
     );
   }
 
@@ -72,41 +101,47 @@ export class LicenseValidator {
     reach: CredentialReach,
   ): Promise<ValidationResultView> {
     const now = new Date();
-    const [license] = await this.licenseByKey([dto.key, orgId]);
+    const [license] = await this.licenseByKey([dto.key, orgId, now]);
     if (!license || (reach.kind !== 'organization' && license.id !== reach.license_id)) {
       return answer('NOT_FOUND', null, null);
     }
+    const policy: PolicyLimits | null =
+      license.policyMachineMatching === null
+        ? null
+        : {
+            checkInIntervalDays: license.policyCheckInIntervalDays,
+            machineMatching: license.policyMachineMatching,
+            machinesInUse: license.machinesInUse ?? 0,
+          };
+    license.entitlements = sortCodes(license.entitlementCodes);
     const status = effectiveStatus(license, now);
-    const entitlements = sortCodes((await this.entitlementsOf([license.id])).map((row) => row.code));
     const summary = {
       serial: license.serial,
       product_id: license.productId,
       customer_id: license.customerId,
       features: license.features,
-      entitlements,
+      entitlements: license.entitlements,
       valid_from: license.validFrom.toISOString(),
       valid_until: license.validUntil?.toISOString() ?? null,
       is_expired: status === 'expired',
       status,
       max_seats: license.maxSeats,
     };
-    const verdict = licenseVerdict(license, dto, now);
-    if ('code' in verdict) {
-      const code = verdict.code === 'VALID' ? entitlementsCode(entitlements, dto) : verdict.code;
-      return answer(code, summary, null);
-    }
+    const verdict = licenseVerdict(license, policy, dto, now);
+    if ('code' in verdict) return answer(verdict.code, summary, null);
     const [found] = await this.activationOf([license.id, verdict.activationOf]);
     const activation = reach.kind === 'machine' && found?.id !== reach.activation_id ? null : found;
-    const machineCode = activationCode(activation, dto, now);
-    const code = machineCode === 'VALID' ? entitlementsCode(entitlements, dto) : machineCode;
+    const code = activationCode(license, policy, activation ?? null, dto, now);
     return answer(code, summary, activation ? toActivationView(activation) : null);
   }
 }
 
+/** `valid` is true for VALID, and for OVERAGE: the license may run, beyond its seats by its policy. */
 function answer(
   code: ValidationCode,
   license: ValidationResultView['license'],
   activation: ValidationResultView['activation'],
 ): ValidationResultView {
-  return { valid: code === 'VALID', code, detail: DETAILS[code], license, activation };
+  const valid = code === 'VALID' || code === 'OVERAGE';
+  return { valid, code, detail: DETAILS[code], license, activation };
 }

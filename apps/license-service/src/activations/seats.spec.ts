@@ -1,5 +1,5 @@
 import { DomainError } from '@licensing/shared/errors';
-import { heartbeatDeadline, isLapsed } from './activation.mapper';
+import { heartbeatDeadline, holdsPlace, isLapsed } from './activation.mapper';
 import { ensureFreeSeat, seatLimit } from './seats';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
@@ -18,6 +18,34 @@ describe('seat arithmetic', () => {
         expect(seatLimit({ maxSeats }, { maxConcurrentActivations })).toBe(limit);
       },
     );
+  });
+
+  describe('seatLimit with a policy overage', () => {
+    it.each([
+      { maxSeats: 4, overage: 'none', cap: null, limit: 4 },
+      { maxSeats: 4, overage: '1.25x', cap: null, limit: 5 },
+      { maxSeats: 3, overage: '1.25x', cap: null, limit: 3 },
+      { maxSeats: 5, overage: '1.5x', cap: null, limit: 7 },
+      { maxSeats: 5, overage: '2x', cap: null, limit: 10 },
+      { maxSeats: 5, overage: 'always', cap: null, limit: Infinity },
+      { maxSeats: 5, overage: 'always', cap: 8, limit: 8 },
+      { maxSeats: 5, overage: '2x', cap: 6, limit: 6 },
+    ] as const)(
+      'is floor(max_seats $maxSeats × $overage), capped by the product ($cap): $limit',
+      ({ maxSeats, overage, cap, limit }) => {
+        expect(seatLimit({ maxSeats }, { maxConcurrentActivations: cap }, overage)).toBe(limit);
+      },
+    );
+  });
+
+  describe('holdsPlace', () => {
+    it('holds the place until the deadline plus the grace, then not', () => {
+      const deadline = new Date(NOW.getTime() - 5_000);
+      expect(holdsPlace({ expiresAt: deadline }, 0, NOW)).toBe(false);
+      expect(holdsPlace({ expiresAt: deadline }, 10, NOW)).toBe(true);
+      expect(holdsPlace({ expiresAt: deadline }, 5, NOW)).toBe(false);
+      expect(holdsPlace({ expiresAt: null }, 0, NOW)).toBe(true);
+    });
   });
 
   describe('ensureFreeSeat', () => {

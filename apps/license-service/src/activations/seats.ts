@@ -1,4 +1,6 @@
+import type { OverageRule } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
+import { overageCeiling } from '../policies/license-terms';
 import type { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import type { LicenseEntity } from '../licenses/license.entity';
 
@@ -8,12 +10,16 @@ import type { LicenseEntity } from '../licenses/license.entity';
  * deadline holds none.
  */
 
-/** The seats a license offers: its max_seats, capped by its product's max_concurrent_activations. */
+/**
+ * The seats a license offers: its max_seats, raised by its policy's overage (`floor(max_seats ×
+ * factor)`, or no ceiling), and capped by its product's max_concurrent_activations in any case.
+ */
 export function seatLimit(
   license: Pick<LicenseEntity, 'maxSeats'>,
   product: Pick<CatalogProductEntity, 'maxConcurrentActivations'>,
+  overage: OverageRule = 'none',
 ): number {
-  return Math.min(license.maxSeats, product.maxConcurrentActivations ?? Infinity);
+  return Math.min(overageCeiling(license.maxSeats, overage), product.maxConcurrentActivations ?? Infinity);
 }
 
 /** Refuses one more activation when `inUse` live activations already hold every seat. */

@@ -13,6 +13,11 @@ import { HardwareBinding, LICENSE_TYPES, LicenseType } from '@licensing/license-
 import { LICENSE_STATUSES, LicenseStatus } from '@licensing/contracts';
 import { TIMESTAMP, oneOf } from '@licensing/shared/database';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
+import { PolicyEntity } from '../policies/policy.entity';
+
+/** The limits a license can take from its policy or set itself: those it set are in `overridden`. */
+export const INHERITABLE_LIMITS = ['max_seats'] as const;
+export type InheritableLimit = (typeof INHERITABLE_LIMITS)[number];
 
 /** PostgreSQL answers a bigint as text; a count stays far below 2^53. */
 const COUNT: ValueTransformer = {
@@ -26,6 +31,7 @@ const COUNT: ValueTransformer = {
 @Index('ix_licenses_key_pair', ['keyPairId'])
 // Also the index of every look-up by product (the product delete's foreign key check included).
 @Index('ix_licenses_product_list_version', ['productId', 'listVersion'])
+@Index('ix_licenses_policy', ['policyId'])
 @Check('ck_licenses_status', oneOf('status', LICENSE_STATUSES))
 @Check('ck_licenses_type', oneOf('license_type', LICENSE_TYPES))
 @Check('ck_licenses_revoked_at', `(status = 'revoked') = (revoked_at IS NOT NULL)`)
@@ -120,4 +126,22 @@ export class LicenseEntity {
    * `loadEntitlements` wherever a license is answered or signed.
    */
   entitlements?: string[];
+
+  /** The policy the license follows; null: none, and the license keeps the rules of a plain license. */
+  @Column('uuid', { name: 'policy_id', nullable: true })
+  policyId!: string | null;
+
+  @ManyToOne(() => PolicyEntity, { onDelete: 'RESTRICT', nullable: true })
+  @JoinColumn({ name: 'policy_id', foreignKeyConstraintName: 'fk_licenses_policy' })
+  policy?: PolicyEntity | null;
+
+  /**
+   * The limits of INHERITABLE_LIMITS that the license's create or PATCH set itself: a policy change
+   * leaves them alone. The others follow the policy.
+   */
+  @Column('text', { array: true, default: () => "'{}'" })
+  overridden!: InheritableLimit[];
+
+  @Column({ ...TIMESTAMP, name: 'last_check_in_at', nullable: true })
+  lastCheckInAt!: Date | null;
 }

@@ -30,6 +30,8 @@ export function toLicenseView(
     max_uses: license.maxUses,
     created_at: license.createdAt.toISOString(),
     revoked_at: license.revokedAt?.toISOString() ?? null,
+    policy_id: license.policyId,
+    last_check_in_at: license.lastCheckInAt?.toISOString() ?? null,
     ...(options.withBlob ? { license_blob: blobFromJws(license.jws) } : {}),
   };
 }

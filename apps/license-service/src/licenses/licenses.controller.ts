@@ -50,6 +50,11 @@ export class LicensesController {
     return this.licenses.update(orgId, id, changes);
   }
 
+  @Handles(Messages.license.checkIn)
+  checkIn(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<LicenseView> {
+    return this.licenses.checkIn(orgId, id);
+  }
+
   @Handles(Messages.license.revoke)
   revoke(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<MessageView> {
     return this.licenses.revoke(orgId, id);

@@ -11,6 +11,7 @@ import {
   MessageView,
   Messages,
   UpdateLicenseDto,
+  effectiveStatus,
   pageOf,
 } from '@licensing/contracts';
 import { generateSerial } from '@licensing/license-format';
@@ -32,6 +33,7 @@ import { BusClient } from '@licensing/shared/messaging';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { CatalogService } from '../catalog/catalog.service';
 import { loadEntitlements } from '../entitlements/license-entitlements';
+import { PolicyEntity } from '../policies/policy.entity';
 import { bumpListVersions } from '../revocation-lists/list-versions';
 import { LicenseEntity } from './license.entity';
 import { LicenseSigner } from './license-signer.service';
@@ -62,7 +64,9 @@ export class LicensesService {
   ) {
     const table = (entity: new () => object) => dataSource.getMetadata(entity).tablePath;
     this.outboxChannel = outboxChannel((dataSource.options as { schema?: string }).schema);
-    // The product version the license was made from ($3, $4), locked FOR SHARE; the license, then
+    // The product version the license was made from ($3, $4), locked FOR SHARE, and so is the
+    // policy version ($25, $26) when there is one: a policy PATCH waits for this license and then
+    // updates it too, or wins and this statement inserts nothing. Then the license, then
     // its event and audit entry (none when $19 is null) in the outbox, in that order; the outbox's
     // notification ($24), delivered at commit. Nothing is written unless the product row matched.
     this.issueStatement = preparedStatement(
@@ -73,15 +77,20 @@ export class LicensesService {
           WHERE id = $2::uuid AND org_id = $1::uuid AND retired_at IS NULL
             AND updated_at = $3::timestamptz AND key_pair_id = $4::uuid
             FOR SHARE
+       ), policy AS (
+         SELECT id FROM ${table(PolicyEntity)}
+          WHERE id = $25::uuid AND org_id = $1::uuid AND updated_at = $26::timestamptz
+            FOR SHARE
        ), license AS (
          INSERT INTO ${table(LicenseEntity)}
                 (id, org_id, product_id, serial, license_type, customer_id, customer_email, status,
                  valid_from, valid_until, features, max_seats, hardware_binding, key_pair_id, jws,
-                 created_at, updated_at, max_uses)
+                 created_at, updated_at, policy_id, overridden, max_uses)
          SELECT $5::uuid, $1::uuid, product.id, $6::varchar, $7::varchar, $8::varchar, $9::varchar, 'active',
                 $10::timestamptz, $11::timestamptz, $12::text[], $13::integer, $14::jsonb, $4::uuid, $15::text,
-                $10::timestamptz, $10::timestamptz, $25::bigint
+                $10::timestamptz, $10::timestamptz, $25::uuid, $27::text[], $28::bigint
            FROM product
+          WHERE $25::uuid IS NULL OR EXISTS (SELECT 1 FROM policy)
          RETURNING 1
        ), outbox AS (
          INSERT INTO ${table(OutboxEventEntity)} (id, subject, payload, trace_context, created_at)
@@ -108,7 +117,7 @@ export class LicensesService {
         // The product changed (or went) after the version this license was made from was read.
         if (attempt === ISSUE_ATTEMPTS) {
           throw DomainError.conflict(
-            `Product ${dto.product_id} changed while the license was created; retry`,
+            `Product ${dto.product_id ?? ''} or policy ${dto.policy_id ?? ''} changed while the license was created; retry`,
           );
         }
       } catch (error) {
@@ -130,15 +139,24 @@ export class LicensesService {
     dto: CreateLicenseDto,
     fresh: boolean,
   ): Promise<LicenseView | undefined> {
-    const product = await this.catalog.forIssue(orgId, dto.product_id, fresh);
-    const licenseType = dto.license_type ?? 'subscription';
+    const policy = dto.policy_id === undefined ? null : await this.policyOf(orgId, dto.policy_id);
+    if (policy && dto.product_id !== undefined && dto.product_id !== policy.productId) {
+      throw new DomainError(
+        'policy_product_mismatch',
+        `Policy ${policy.id} is a policy of product ${policy.productId}, not of ${dto.product_id}`,
+      );
+    }
+    const product = await this.catalog.forIssue(orgId, policy?.productId ?? dto.product_id!, fresh);
+    const licenseType = dto.license_type ?? policy?.licenseType ?? 'subscription';
     if (licenseType === 'node_locked' && dto.max_seats !== undefined && dto.max_seats !== 1) {
       throw DomainError.validation([
         { field: 'max_seats', message: 'a node_locked license has exactly one seat' },
       ]);
     }
     const now = new Date();
-    const validDays = licenseType === 'perpetual' ? 0 : (dto.valid_days ?? product.defaultValidDays);
+    // A policy's duration_days (null: perpetual) replaces the product's default validity.
+    const defaultDays = policy ? (policy.durationDays ?? 0) : product.defaultValidDays;
+    const validDays = licenseType === 'perpetual' ? 0 : (dto.valid_days ?? defaultDays);
     const license = Object.assign(new LicenseEntity(), {
       id: randomUUID(),
       orgId,
@@ -151,7 +169,7 @@ export class LicensesService {
       validFrom: now,
       validUntil: validDays === 0 ? null : new Date(now.getTime() + validDays * DAY_MS),
       features: dto.features ?? product.defaultFeatures,
-      maxSeats: licenseType === 'node_locked' ? 1 : (dto.max_seats ?? 1),
+      maxSeats: licenseType === 'node_locked' ? 1 : (dto.max_seats ?? policy?.maxMachines ?? 1),
       hardwareBinding: dto.hardware_binding ? { fingerprint: dto.hardware_binding.fingerprint } : null,
       keyPairId: product.keyPairId,
       createdAt: now,
@@ -163,6 +181,10 @@ export class LicensesService {
       maxUses: dto.max_uses ?? null,
       // A new license holds no entitlements: they are attached to it afterwards.
       entitlements: [],
+      policyId: policy?.id ?? null,
+      // A policy license follows its policy's max_machines unless the request set max_seats.
+      overridden: policy && dto.max_seats !== undefined ? ['max_seats' as const] : [],
+      lastCheckInAt: null,
     });
     await this.signer.sign(this.dataSource.manager, license, product, now);
     const data = toLicenseView(license, product, { withBlob: false });
@@ -209,11 +231,48 @@ export class LicensesService {
       // This process's relay, once told, drains the rows: no notification, whose commit lock would
       // serialize every create's commit. Without a running relay here, the others are notified.
       !relayHere,
+      license.policyId,
+      policy?.updatedAt ?? null,
+      license.overridden,
       license.maxUses,
     ]);
     if (written.length === 0) return undefined;
     if (relayHere) this.relay.signal();
     return toLicenseView(license, product, { withBlob: true });
+  }
+
+  private async policyOf(orgId: string, id: string): Promise<PolicyEntity> {
+    const policy = await this.dataSource.getRepository(PolicyEntity).findOneBy({ id, orgId });
+    if (!policy) throw DomainError.notFound('Policy', id);
+    return policy;
+  }
+
+  /**
+   * Records that the license's application checked in now. A revoked, suspended or expired license
+   * cannot check in. The license file is not signed again: nothing in it changed.
+   */
+  async checkIn(orgId: string, id: string): Promise<LicenseView> {
+    return this.dataSource.transaction(async (manager) => {
+      const license = await manager.findOne(LicenseEntity, {
+        where: { id, orgId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!license) throw DomainError.notFound('License', id);
+      const now = new Date();
+      const status = effectiveStatus(license, now);
+      if (status !== 'active') throw new DomainError('license_not_active', `License ${id} is ${status}`);
+      license.lastCheckInAt = now;
+      await manager.update(LicenseEntity, { id }, { lastCheckInAt: now });
+      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
+      await recordEvent(manager, {
+        type: 'license.checked_in',
+        orgId,
+        data: toLicenseView(license, product, { withBlob: false }),
+        occurredAt: now,
+        serialStatus: toSerialStatus(license),
+      });
+      return toLicenseView(license, product, { withBlob: true });
+    });
   }
 
   async list(orgId: string, query: ListLicensesQueryDto): Promise<LicenseListView> {
@@ -290,6 +349,10 @@ export class LicensesService {
       const statusBefore = license.status;
       const before = toLicenseView(license, product, { withBlob: false });
       applyChanges(license, changes, now);
+      // A policy license that sets its own max_seats no longer follows its policy's max_machines.
+      if (license.policyId && changes.max_seats !== undefined && !license.overridden.includes('max_seats')) {
+        license.overridden = [...license.overridden, 'max_seats'];
+      }
       license.updatedAt = now;
       await this.signer.sign(manager, license, product, now);
       await manager.save(license);

@@ -8,6 +8,7 @@ import { DropLicensesProductIndex1798000000000 } from './1798000000000-DropLicen
 import { AddCredentials1799000000000 } from './1799000000000-AddCredentials';
 import { AddStreamCheckpoints1799000000003 } from './1799000000003-AddStreamCheckpoints';
 import { AddEntitlementsAndUsage1799100000000 } from './1799100000000-AddEntitlementsAndUsage';
+import { AddPolicies1799200000000 } from './1799200000000-AddPolicies';
 
 /** In order of application; the timestamp in each name is when it was generated. */
 export const LICENSE_MIGRATIONS = [
@@ -21,4 +22,5 @@ export const LICENSE_MIGRATIONS = [
   AddCredentials1799000000000,
   AddStreamCheckpoints1799000000003,
   AddEntitlementsAndUsage1799100000000,
+  AddPolicies1799200000000,
 ];

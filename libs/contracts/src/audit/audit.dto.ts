@@ -27,6 +27,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'response_key',
   'webhook',
   'entitlement',
+  'policy',
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 

@@ -16,6 +16,7 @@ export const EVENT_TYPES = [
   'license.revoked',
   'license.usage_incremented',
   'license.usage_reset',
+  'license.checked_in',
   'activation.created',
   'activation.deleted',
   'activation.expired',
@@ -24,6 +25,9 @@ export const EVENT_TYPES = [
   'entitlement.created',
   'entitlement.updated',
   'entitlement.deleted',
+  'policy.created',
+  'policy.updated',
+  'policy.deleted',
   'webhook.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

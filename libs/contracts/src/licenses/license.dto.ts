@@ -37,9 +37,24 @@ export class HardwareBindingDto {
 }
 
 export class CreateLicenseDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description:
+      "Required without policy_id; with one, it may be left out (the policy's) or must be the policy's",
+  })
+  @ValidateIf((dto: CreateLicenseDto) => dto.policy_id === undefined || dto.product_id !== undefined)
+  @IsUUID('all', { message: 'product_id must be a UUID (product_id or policy_id is required)' })
+  product_id?: string;
+
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description:
+      'The policy the license follows: its license_type, validity (duration_days) and max_seats ' +
+      '(max_machines) unless the request gives them, and its limits on every online path',
+  })
+  @Optional()
   @IsUUID('all')
-  product_id!: string;
+  policy_id?: string;
 
   @ApiPropertyOptional({ enum: LICENSE_TYPES, default: 'subscription' })
   @Optional()
@@ -185,6 +200,10 @@ export class LicenseView {
   @ApiProperty({ nullable: true, type: Number, description: 'null: no limit' }) max_uses!: number | null;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) revoked_at!: string | null;
+  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'null: no policy' })
+  policy_id!: string | null;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'null: never checked in' })
+  last_check_in_at!: string | null;
   @ApiPropertyOptional({ description: 'Base64 of the signed .lic file (absent from list items)' })
   license_blob?: string;
 }
@@ -277,10 +296,12 @@ export const VALIDATION_CODES = [
   'REVOKED',
   'SUSPENDED',
   'EXPIRED',
+  'OVERDUE',
   'FINGERPRINT_MISMATCH',
   'NO_ACTIVATION',
   'HEARTBEAT_DEAD',
   'COMPONENTS_MISMATCH',
   'ENTITLEMENTS_MISSING',
+  'OVERAGE',
 ] as const;
 export type ValidationCode = (typeof VALIDATION_CODES)[number];
