@@ -24,13 +24,16 @@ const LICENSE_TOKEN_ROUTES = [
   'POST /activations',
   'POST /activations/offline',
   'POST /activations/offline/release',
+  'POST /activations/{id}/checkout',
   'POST /activations/{id}/heartbeat',
   'POST /licenses/sync',
   'POST /licenses/validate',
+  'POST /licenses/{id}/checkout',
   'POST /licenses/{id}/usage',
 ];
 const MACHINE_TOKEN_ROUTES = [
   'DELETE /activations/{id}',
+  'POST /activations/{id}/checkout',
   'POST /activations/{id}/heartbeat',
   'POST /licenses/sync',
   'POST /licenses/validate',
@@ -284,6 +287,12 @@ describe('credentials that reach one license', () => {
             path: '/activations/offline/release',
             body: { release: await offlineSeat() },
           }),
+          'POST /activations/{id}/checkout': async () => ({
+            api: licenseApi,
+            method: 'POST',
+            path: `/activations/${(await seat()).id}/checkout`,
+            body: {},
+          }),
           'POST /activations/{id}/heartbeat': async () => ({
             api: licenseApi,
             method: 'POST',
@@ -291,6 +300,7 @@ describe('credentials that reach one license', () => {
           }),
           'POST /licenses/sync': asLicense('POST', '/licenses/sync', { license_serial: license.serial }),
           'POST /licenses/validate': asLicense('POST', '/licenses/validate', { key: license.serial }),
+          'POST /licenses/{id}/checkout': asLicense('POST', `/licenses/${license.id}/checkout`, {}),
           'POST /licenses/{id}/usage': asLicense('POST', `/licenses/${license.id}/usage`, { increment: 1 }),
         },
         machine: {
@@ -300,6 +310,15 @@ describe('credentials that reach one license', () => {
               api: org.api.withKey(own.machine_token),
               method: 'DELETE',
               path: `/activations/${own.id}`,
+            };
+          },
+          'POST /activations/{id}/checkout': async () => {
+            const own = await seat();
+            return {
+              api: org.api.withKey(own.machine_token),
+              method: 'POST',
+              path: `/activations/${own.id}/checkout`,
+              body: {},
             };
           },
           'POST /activations/{id}/heartbeat': async () => {
