@@ -281,6 +281,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/licenses/{id}/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check out a license file
+         * @description A license file signed now with the product's current key, for an application that runs offline: the license as it is now (its `entitlements` included), with `iat` the signing time and `exp` the file's own expiry, `ttl_seconds` from now (default: the organization's `checkout_ttl_seconds`, 30 days unless changed), never after the license's `valid_until`. Past `exp` every verifier refuses the file with `file_expired`: the application checks out again before then. Nothing is stored, and no event is published. A license token checks out its own license only; a machine token uses its activation's checkout.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `413 payload_too_large`, `422 license_not_active`, `422 key_pair_missing`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["checkoutLicense"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/key-pairs": {
         parameters: {
             query?: never;
@@ -643,6 +667,30 @@ export interface paths {
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `422 license_not_active`, `429 rate_limited`, `503 unavailable`.
          */
         post: operations["heartbeatActivation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/activations/{id}/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check out a license file for an activation's machine
+         * @description A license file signed now with the product's current key, for an application that runs offline: the license as it is now (its `entitlements` included), with `iat` the signing time and `exp` the file's own expiry, `ttl_seconds` from now (default: the organization's `checkout_ttl_seconds`, 30 days unless changed), never after the license's `valid_until`. Past `exp` every verifier refuses the file with `file_expired`: the application checks out again before then. Nothing is stored, and no event is published. The file also carries the activation's `fingerprint`: verified on another machine, it fails with `fingerprint_mismatch`. A license token reaches the activations of its license; a machine token its own activation only. A lapsed activation is `404`.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license` or `machine`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `413 payload_too_large`, `422 license_not_active`, `422 key_pair_missing`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["checkoutActivation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1511,7 +1559,7 @@ export interface components {
         };
         VerifyErrorView: {
             /** @enum {string} */
-            code: "malformed" | "unknown_key" | "signature_invalid" | "product_mismatch" | "not_yet_valid" | "expired" | "revoked" | "suspended";
+            code: "malformed" | "unknown_key" | "signature_invalid" | "product_mismatch" | "not_yet_valid" | "expired" | "file_expired" | "revoked" | "suspended";
             message: string;
         };
         VerifyResultView: {
@@ -1617,6 +1665,27 @@ export interface components {
              * @example 50
              */
             max_uses: number | null;
+        };
+        CheckoutDto: {
+            /**
+             * @description Seconds the file stays valid (default: the organization's `checkout_ttl_seconds`, 30 days unless changed). The file never outlives the license's `valid_until`.
+             * @example 604800
+             */
+            ttl_seconds?: number;
+        };
+        CheckoutView: {
+            /** @description The checked-out license file, base64 of its bytes (a compact JWS signed now with the product's key). Its `exp` claim is the file expiry. */
+            license_blob: string;
+            /**
+             * Format: date-time
+             * @description When the file was signed (its `iat`)
+             */
+            issued_at: string;
+            /**
+             * Format: date-time
+             * @description When the file stops verifying (its `exp`): never after the license's `valid_until`
+             */
+            expires_at: string;
         };
         CreateKeyPairDto: {
             /** @example Production signing key */
@@ -3763,6 +3832,122 @@ export interface operations {
             };
         };
     };
+    checkoutLicense: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttl_seconds": 604800
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutDto"];
+            };
+        };
+        responses: {
+            /** @description The checked-out file, and when it was signed and expires */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the license does not exist in the organization (or is not the token's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /**
+             * @description `license_not_active`: the license is revoked, suspended or expired
+             *
+             *     `key_pair_missing`: the product has no key pair to sign with
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
     listKeyPairs: {
         parameters: {
             query?: {
@@ -5663,6 +5848,122 @@ export interface operations {
                 };
             };
             /** @description `license_not_active`: the license is revoked, suspended or expired */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    checkoutActivation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttl_seconds": 604800
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutDto"];
+            };
+        };
+        responses: {
+            /** @description The checked-out file, bound to the fingerprint, and when it was signed and expires */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the activation does not exist in the organization, has lapsed, or is not the token's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /**
+             * @description `license_not_active`: the license is revoked, suspended or expired
+             *
+             *     `key_pair_missing`: the product has no key pair to sign with
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
