@@ -63,11 +63,18 @@ describe('the verifier SDK on license files the service issued', () => {
         }),
       ]);
       expect(offline.valid).toBe(true);
-      const { serial, product_id, customer_id, features, valid_from, valid_until, is_expired } =
+      const { serial, product_id, customer_id, features, entitlements, valid_from, valid_until, is_expired } =
         offline.license!;
-      expect({ serial, product_id, customer_id, features, valid_from, valid_until, is_expired }).toEqual(
-        online.body.license,
-      );
+      expect({
+        serial,
+        product_id,
+        customer_id,
+        features,
+        entitlements,
+        valid_from,
+        valid_until,
+        is_expired,
+      }).toEqual(online.body.license);
       expect(offline.license).toMatchObject({ license_id: f.license.id, key_id: f.product.key_pair_id });
     });
   });

@@ -124,6 +124,7 @@ describe('POST /licenses/verify', () => {
           product_id: productA.id,
           customer_id: 'cus_42',
           features: ['pro'],
+          entitlements: [],
           valid_from: license.valid_from,
           valid_until: license.valid_until,
           is_expired: false,
