@@ -140,7 +140,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a license file
-         * @description Checks a license file online: its signature (with the key pair its header names, or with `public_key`), that it belongs to `product_id`, its validity dates, and the stored license's current status (revoked, suspended, expired). Always a `200` for a well-formed request: `valid` is true only when `errors` is empty, and `license` is the decoded summary whenever the file could be decoded.
+         * @description Checks a license file online: its signature (with the key pair its header names, or with `public_key`), that it belongs to `product_id`, its validity dates, a checked-out file's own expiry (`file_expired`), and the stored license's current status (revoked, suspended, expired). Always a `200` for a well-formed request: `valid` is true only when `errors` is empty, and `license` is the decoded summary whenever the file could be decoded.
          *
          *     **Who may call it:** an API key with scope `admin` or `read` or `client`.
          *
@@ -1234,7 +1234,7 @@ export interface paths {
         head?: never;
         /**
          * Change the caller's organization's settings
-         * @description `client_keys_license_actions: false` closes the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync, usage) to `client` keys, so that only license and machine tokens reach them. `checkout_ttl_seconds` is how long an air-gapped activation file stays valid (30 days by default). Applies on every gateway at once.
+         * @description `client_keys_license_actions: false` closes the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync, usage, checkouts) to `client` keys, so that only license and machine tokens reach them. `checkout_ttl_seconds` is how long an air-gapped activation file stays valid, and a checked-out license file when the checkout names no `ttl_seconds` (30 days by default). Applies on every gateway at once.
          *
          *     **Who may call it:** an API key with scope `admin`.
          *
@@ -2155,9 +2155,9 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
-            /** @description Whether `client` API keys may call the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync, usage). When false, only license and machine tokens reach them. */
+            /** @description Whether `client` API keys may call the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync, usage, checkouts). When false, only license and machine tokens reach them. */
             client_keys_license_actions: boolean;
-            /** @description How long an air-gapped activation file (and a checked-out license file) stays valid */
+            /** @description How long an air-gapped activation file stays valid, and a checked-out license file when the checkout names no `ttl_seconds` */
             checkout_ttl_seconds: number;
             /** Format: date-time */
             created_at: string;

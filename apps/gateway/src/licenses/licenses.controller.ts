@@ -101,8 +101,9 @@ export class LicensesController {
     summary: 'Verify a license file',
     description:
       'Checks a license file online: its signature (with the key pair its header names, or with ' +
-      "`public_key`), that it belongs to `product_id`, its validity dates, and the stored license's " +
-      'current status (revoked, suspended, expired). Always a `200` for a well-formed request: `valid` ' +
+      "`public_key`), that it belongs to `product_id`, its validity dates, a checked-out file's own " +
+      "expiry (`file_expired`), and the stored license's current status (revoked, suspended, expired). " +
+      'Always a `200` for a well-formed request: `valid` ' +
       'is true only when `errors` is empty, and `license` is the decoded summary whenever the file ' +
       'could be decoded.',
     example: {
