@@ -305,6 +305,33 @@ function buildProgram(io: CliIo): Command {
       await writeFile(file, Buffer.from(body.license_blob as string, 'base64'));
       print(o, { file, serial: body.serial }, () => `${file}\n`);
     });
+  api(
+    licenses
+      .command('checkout')
+      .description('Save a license file that expires on its own, for offline use')
+      .argument('<id>'),
+  )
+    .option(
+      '--ttl <seconds>',
+      "how long the file is valid (3600..31536000; default: the organization's)",
+      integer,
+    )
+    .option('-o, --output <file>', 'where to write it (default: <SERIAL>.lic)')
+    .action(async (id: string, o: ApiOptions & { ttl?: number; output?: string }) => {
+      const body = await call(
+        io,
+        o,
+        'POST',
+        `/v1/licenses/${segment(id)}/checkout`,
+        compact({ ttl_seconds: o.ttl }),
+      );
+      const bytes = Buffer.from(body.license_blob as string, 'base64');
+      const serial = decodeLicense(new Uint8Array(bytes))?.serial ?? id;
+      const file = o.output ?? `${serial}.lic`;
+      await writeFile(file, bytes);
+      const saved = { file, serial, issued_at: body.issued_at, expires_at: body.expires_at };
+      print(o, saved, () => `${file} (expires ${body.expires_at as string})\n`);
+    });
 
   api(
     licenses

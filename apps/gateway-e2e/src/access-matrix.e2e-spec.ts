@@ -59,6 +59,7 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'GET /licenses/{id}/download': ['admin', 'read'],
   'GET /licenses/{id}/usage': ['admin', 'read'],
   'POST /licenses/{id}/usage': ['admin', 'client'],
+  'POST /licenses/{id}/checkout': ['admin', 'client'],
   'DELETE /licenses/{id}/usage': ['admin'],
   'POST /licenses/{id}/entitlements': ['admin'],
   'DELETE /licenses/{id}/entitlements': ['admin'],
@@ -74,6 +75,7 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'GET /activations': ['admin', 'read'],
   'POST /activations': ['admin', 'client'],
   'POST /activations/{id}/heartbeat': ['admin', 'client'],
+  'POST /activations/{id}/checkout': ['admin', 'client'],
   'DELETE /activations/{id}': ['admin', 'client'],
   'POST /activations/{id}/processes': ['admin', 'client'],
   'GET /activations/{id}/processes': ['admin', 'read'],
@@ -222,6 +224,10 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
     body: { increment: 1 },
   }),
   'DELETE /licenses/{id}/usage': async (_w, r) => ({ path: `/licenses/${(await r.license()).id}/usage` }),
+  'POST /licenses/{id}/checkout': async (w) => ({
+    path: `/licenses/${w.license.id}/checkout`,
+    body: { ttl_seconds: 3_600 },
+  }),
   'POST /licenses/{id}/entitlements': async (w, r) => ({
     path: `/licenses/${(await r.license()).id}/entitlements`,
     body: { codes: [w.entitlement.code] },
@@ -259,6 +265,10 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
     body: { license_id: (await r.license()).id, fingerprint: `fp-${randomUUID()}` },
   }),
   'POST /activations/{id}/heartbeat': async (w) => ({ path: `/activations/${w.activation.id}/heartbeat` }),
+  'POST /activations/{id}/checkout': async (w) => ({
+    path: `/activations/${w.activation.id}/checkout`,
+    body: {},
+  }),
   'DELETE /activations/{id}': async (_w, r) => ({ path: `/activations/${(await r.activation()).id}` }),
   'POST /activations/{id}/processes': async (w) => ({
     path: `/activations/${w.activation.id}/processes`,
@@ -468,6 +478,10 @@ const TENANCY: Record<RouteKey, Tenancy> = {
     call: (w) => ({ method: 'DELETE', path: `/licenses/${w.license.id}/usage` }),
     expect: notFound,
   },
+  'POST /licenses/{id}/checkout': {
+    call: (w) => ({ method: 'POST', path: `/licenses/${w.license.id}/checkout`, body: {} }),
+    expect: notFound,
+  },
   'POST /licenses/{id}/entitlements': {
     call: (w) => ({
       method: 'POST',
@@ -558,6 +572,10 @@ const TENANCY: Record<RouteKey, Tenancy> = {
   },
   'POST /activations/{id}/heartbeat': {
     call: (w) => ({ method: 'POST', path: `/activations/${w.activation.id}/heartbeat` }),
+    expect: notFound,
+  },
+  'POST /activations/{id}/checkout': {
+    call: (w) => ({ method: 'POST', path: `/activations/${w.activation.id}/checkout`, body: {} }),
     expect: notFound,
   },
   'POST /activations/offline': {

@@ -26,18 +26,21 @@ const LICENSE_TOKEN_ROUTES = [
   'POST /activations',
   'POST /activations/offline',
   'POST /activations/offline/release',
+  'POST /activations/{id}/checkout',
   'POST /activations/{id}/heartbeat',
   'POST /activations/{id}/processes',
   'POST /activations/{id}/processes/{process_id}/heartbeat',
   'POST /licenses/sync',
   'POST /licenses/validate',
   'POST /licenses/{id}/check-in',
+  'POST /licenses/{id}/checkout',
   'POST /licenses/{id}/usage',
 ];
 const MACHINE_TOKEN_ROUTES = [
   'DELETE /activations/{id}',
   'DELETE /activations/{id}/processes/{process_id}',
   'GET /activations/{id}/processes',
+  'POST /activations/{id}/checkout',
   'POST /activations/{id}/heartbeat',
   'POST /activations/{id}/processes',
   'POST /activations/{id}/processes/{process_id}/heartbeat',
@@ -298,6 +301,12 @@ describe('credentials that reach one license', () => {
             path: '/activations/offline/release',
             body: { release: await offlineSeat() },
           }),
+          'POST /activations/{id}/checkout': async () => ({
+            api: licenseApi,
+            method: 'POST',
+            path: `/activations/${(await seat()).id}/checkout`,
+            body: {},
+          }),
           'POST /activations/{id}/heartbeat': async () => ({
             api: licenseApi,
             method: 'POST',
@@ -333,6 +342,7 @@ describe('credentials that reach one license', () => {
             };
           },
           'POST /licenses/validate': asLicense('POST', '/licenses/validate', { key: license.serial }),
+          'POST /licenses/{id}/checkout': asLicense('POST', `/licenses/${license.id}/checkout`, {}),
           'POST /licenses/{id}/usage': asLicense('POST', `/licenses/${license.id}/usage`, { increment: 1 }),
         },
         machine: {
@@ -342,6 +352,15 @@ describe('credentials that reach one license', () => {
               api: org.api.withKey(own.machine_token),
               method: 'DELETE',
               path: `/activations/${own.id}`,
+            };
+          },
+          'POST /activations/{id}/checkout': async () => {
+            const own = await seat();
+            return {
+              api: org.api.withKey(own.machine_token),
+              method: 'POST',
+              path: `/activations/${own.id}/checkout`,
+              body: {},
             };
           },
           'POST /activations/{id}/heartbeat': async () => {

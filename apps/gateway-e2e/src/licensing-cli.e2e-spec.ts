@@ -136,6 +136,27 @@ describe('the licensing CLI', () => {
     });
     expect((await cli('inspect', file)).out).toContain(license.json.serial);
 
+    // A checked-out file: it expires on its own, and verifies offline until then.
+    const checkedOut = join(dir, 'checkout.lic');
+    const checkout = await cli(
+      'licenses',
+      'checkout',
+      licenseId,
+      '--ttl',
+      '7200',
+      '-o',
+      checkedOut,
+      '--json',
+    );
+    expect(checkout).toMatchObject({ code: 0, json: { file: checkedOut, serial: license.json.serial } });
+    expect(Date.parse(checkout.json.expires_at) - Date.parse(checkout.json.issued_at)).toBe(7_200_000);
+    expect(await cli('verify', checkedOut, '--public-key', join(dir, 'product.pem'), '--json')).toMatchObject(
+      { code: 0, json: { valid: true, license: { expires_at: checkout.json.expires_at } } },
+    );
+    const tooShort = await cli('licenses', 'checkout', licenseId, '--ttl', '60');
+    expect(tooShort.code).not.toBe(0);
+    expect(tooShort.err).toContain('ttl_seconds');
+
     expect((await cli('licenses', 'revoke', licenseId, '--json')).json.message).toBeDefined();
     expect((await cli('licenses', 'get', licenseId, '--json')).json.status).toBe('revoked');
 

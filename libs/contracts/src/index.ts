@@ -5,6 +5,7 @@ export * from './common/pagination.dto';
 export * from './common/common.dto';
 export * from './products/product.dto';
 export * from './licenses/license.dto';
+export * from './licenses/checkout.dto';
 export * from './entitlements/entitlement.dto';
 export * from './key-pairs/key-pair.dto';
 export * from './catalog/catalog.dto';

@@ -23,6 +23,7 @@ import {
   VersionsView,
 } from './analytics/analytics.dto';
 import { CatalogProductDto } from './catalog/catalog.dto';
+import { CheckoutMessage, CheckoutView } from './licenses/checkout.dto';
 import {
   CreateLicenseTokenMessage,
   CreatedLicenseTokenView,
@@ -180,6 +181,8 @@ export const Messages = {
       LicenseUsesView,
     ),
     resetUsage: defineMessage<IdDto, LicenseUsesView>('license.usage.reset.v1', LicenseUsesView),
+    /** A license file signed now that expires on its own (`exp`), for offline use. */
+    checkout: defineMessage<CheckoutMessage, CheckoutView>('license.checkout.v1', CheckoutView),
   },
   /** The organization's entitlement catalog, owned by the license service. */
   entitlement: {
@@ -237,6 +240,8 @@ export const Messages = {
     ),
     delete: defineMessage<IdDto, MessageView>('activation.delete.v1', MessageView),
     heartbeat: defineMessage<IdDto, ActivationView>('activation.heartbeat.v1', ActivationView),
+    /** A checkout of the activation's license, bound to the activation's fingerprint. */
+    checkout: defineMessage<CheckoutMessage, CheckoutView>('activation.checkout.v1', CheckoutView),
     /**
      * An air-gapped machine's request file in, the signed activation file out: a seat like any other.
      * v2 carries the organization's checkout TTL, which v1 lacks.

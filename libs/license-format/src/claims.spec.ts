@@ -1,4 +1,12 @@
-import { buildClaims, LICENSE_TYPES, readLicenseClaims, timeProblems, type BuildClaimsInput } from './claims';
+import {
+  buildCheckoutClaims,
+  buildClaims,
+  fileExpiryOf,
+  LICENSE_TYPES,
+  readLicenseClaims,
+  timeProblems,
+  type BuildClaimsInput,
+} from './claims';
 
 const validFrom = new Date('2026-11-22T08:00:00.750Z');
 const validUntil = new Date('2027-11-22T08:00:00.250Z');
@@ -150,5 +158,77 @@ describe('readLicenseClaims', () => {
     ['a missing product id', { ...valid, product_id: undefined }],
   ])('rejects %s', (_name, payload) => {
     expect(readLicenseClaims(payload)).toBeUndefined();
+  });
+});
+
+describe('buildCheckoutClaims', () => {
+  const expiresAt = new Date('2026-12-22T09:30:15.999Z');
+
+  it('signs now, with exp the file expiry, the license claims unchanged and no fingerprint or policy', () => {
+    const claims = buildCheckoutClaims(input(), { expiresAt });
+    const { exp: _exp, ...license } = buildClaims(input());
+    expect(claims).toEqual({ ...license, exp: Math.floor(expiresAt.getTime() / 1000) });
+    expect(Object.keys(claims).slice(0, 7)).toEqual(['v', 'jti', 'sub', 'iss', 'iat', 'nbf', 'exp']);
+    expect(fileExpiryOf(claims)).toBe(claims.exp);
+  });
+
+  it("caps exp at the license's valid_until: the file is then an ordinary one", () => {
+    const claims = buildCheckoutClaims(input(), { expiresAt: new Date('2030-01-01T00:00:00Z') });
+    expect(claims.exp).toBe(Math.floor(validUntil.getTime() / 1000));
+    expect(fileExpiryOf(claims)).toBeUndefined();
+  });
+
+  it('gives a perpetual license a file expiry', () => {
+    const claims = buildCheckoutClaims(input({ validUntil: null }), { expiresAt });
+    expect(claims.valid_until).toBeNull();
+    expect(fileExpiryOf(claims)).toBe(Math.floor(expiresAt.getTime() / 1000));
+  });
+
+  it("carries an activation's fingerprint and the extra claims, which read back", () => {
+    const policy = { id: 'p-1', max_machines: 3, max_uses: null, overage: 'none' };
+    const claims = buildCheckoutClaims(
+      input({ entitlements: ['cloud-sync'] }),
+      { expiresAt, fingerprint: 'machine-a' },
+      { policy },
+    );
+    expect(claims).toMatchObject({ entitlements: ['cloud-sync'], fingerprint: 'machine-a', policy });
+    expect(readLicenseClaims(JSON.parse(JSON.stringify(claims)))).toEqual(claims);
+  });
+
+  it.each([
+    ['a fingerprint that is not a string', { fingerprint: 7 }],
+    ['a policy that is not an object', { policy: ['max_machines'] }],
+    ['a policy limit of the wrong type', { policy: { max_machines: '3' } }],
+  ])('is not read back with %s', (_name, extra) => {
+    expect(readLicenseClaims({ ...buildClaims(input()), ...extra })).toBeUndefined();
+  });
+});
+
+describe('timeProblems of a checkout file', () => {
+  const nbf = 1_800_000_000;
+  const exp = 1_800_086_400;
+  const validUntil = new Date((exp + 30 * 86_400) * 1000).toISOString();
+  const at = (seconds: number): Date => new Date(seconds * 1000);
+
+  it('reports file_expired, not expired, from exp on, while the license is still valid', () => {
+    expect(timeProblems({ nbf, exp, valid_until: validUntil }, new Date(exp * 1000 - 1))).toEqual([]);
+    expect(timeProblems({ nbf, exp, valid_until: validUntil }, at(exp))).toEqual(['file_expired']);
+  });
+
+  it('reports both once the license itself has ended', () => {
+    expect(timeProblems({ nbf, exp, valid_until: validUntil }, at(exp + 31 * 86_400))).toEqual([
+      'expired',
+      'file_expired',
+    ]);
+  });
+
+  it('reports file_expired for a perpetual license past exp', () => {
+    expect(timeProblems({ nbf, exp, valid_until: null }, at(exp))).toEqual(['file_expired']);
+  });
+
+  it('keeps an ordinary file (exp = valid_until) as before: expired only', () => {
+    const ordinary = { nbf, exp, valid_until: new Date(exp * 1000 + 250).toISOString() };
+    expect(timeProblems(ordinary, at(exp))).toEqual(['expired']);
+    expect(timeProblems({ nbf, valid_until: null }, at(exp))).toEqual([]);
   });
 });

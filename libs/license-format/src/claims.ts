@@ -12,6 +12,23 @@ export interface HardwareBinding {
   fingerprint: string;
 }
 
+/**
+ * The limits of the license's policy, as a checkout file carries them (claim `policy`). Every
+ * member is optional: a verifier reads what is there and ignores what it does not know.
+ */
+export interface PolicyLimits {
+  id?: string;
+  name?: string;
+  max_machines?: number | null;
+  max_processes?: number | null;
+  max_uses?: number | null;
+  heartbeat_interval_seconds?: number | null;
+  heartbeat_grace_seconds?: number | null;
+  check_in_interval_days?: number | null;
+  overage?: string;
+  machine_matching?: string;
+}
+
 /** The JSON payload of a license file (docs/api.md). Times are Unix seconds. */
 export interface LicenseClaims {
   v: 1;
@@ -36,6 +53,10 @@ export interface LicenseClaims {
   valid_until: string | null;
   /** The license's entitlement codes, sorted; absent, not empty, when it has none. */
   entitlements?: string[];
+  /** A checkout file of an activation: the machine it is bound to. */
+  fingerprint?: string;
+  /** A checkout file: the limits of the license's policy when it was signed. */
+  policy?: PolicyLimits;
 }
 
 export interface BuildClaimsInput {
@@ -87,23 +108,94 @@ export function buildClaims(input: BuildClaimsInput): LicenseClaims {
   };
 }
 
-export type TimeProblem = 'not_yet_valid' | 'expired';
+/** What a checkout adds to a license's claims. */
+export interface CheckoutInput {
+  /** When the file stops verifying. Capped at the license's `valid_until`. */
+  expiresAt: Date;
+  /** An activation's checkout: the machine the file is bound to. */
+  fingerprint?: string;
+}
+
+/**
+ * Claims a checkout may carry beside the license's own. `policy` goes here once licenses have
+ * policies: the caller passes the policy's limits, and this function stays as it is.
+ */
+export interface CheckoutExtraClaims {
+  policy?: PolicyLimits;
+}
+
+/**
+ * The claims of a checkout file: the license's claims, signed now (`iat`), with `exp` the file's own
+ * expiry. `exp` never passes `valid_until`: a file cannot outlive its license. The file is a
+ * checkout because its `exp` comes before its `valid_until`, or because the license is perpetual
+ * (see `fileExpiryOf`). When the cap applies, `exp` is the license's end, as in an ordinary file.
+ */
+export function buildCheckoutClaims(
+  license: BuildClaimsInput,
+  checkout: CheckoutInput,
+  extra: CheckoutExtraClaims = {},
+): LicenseClaims {
+  const { v, jti, sub, iss, iat, nbf, exp: licenseExp, ...rest } = buildClaims(license);
+  const fileExp = unixSeconds(checkout.expiresAt, 'expiresAt');
+  const exp = licenseExp === undefined ? fileExp : Math.min(licenseExp, fileExp);
+  // Property order as in an ordinary file; the checkout's own claims come last.
+  return {
+    v,
+    jti,
+    sub,
+    iss,
+    iat,
+    nbf,
+    exp,
+    ...rest,
+    ...(checkout.fingerprint === undefined ? {} : { fingerprint: checkout.fingerprint }),
+    ...(extra.policy === undefined ? {} : { policy: { ...extra.policy } }),
+  };
+}
+
+/**
+ * The file's own expiry, in Unix seconds, when it has one apart from the license's: a checkout file's
+ * `exp` when it comes before the license's `valid_until`, or when the license has none. An ordinary
+ * file's `exp` is its `valid_until`, and this returns undefined for it.
+ */
+export function fileExpiryOf(claims: TimedClaims): number | undefined {
+  if (typeof claims.exp !== 'number' || claims.valid_until === undefined) return undefined;
+  if (claims.valid_until === null) return claims.exp;
+  const validUntilMs = Date.parse(claims.valid_until);
+  // An unreadable valid_until leaves exp as the license's end, as before checkouts existed.
+  if (!Number.isFinite(validUntilMs)) return undefined;
+  return claims.exp < Math.floor(validUntilMs / 1000) ? claims.exp : undefined;
+}
+
+export type TimeProblem = 'not_yet_valid' | 'expired' | 'file_expired';
+
+/** The claims that say when a file is valid. Without `valid_until`, `exp` is the license's end. */
+export type TimedClaims = Pick<LicenseClaims, 'nbf' | 'exp'> & { valid_until?: string | null };
 
 /**
  * No leeway: the service treats valid_from and valid_until as hard boundaries (docs/api.md), and
  * tolerating a skewed client clock is a decision for whoever verifies offline, not for the format.
+ * `expired` is the license's end; `file_expired` is a checkout file's own end (renew it).
  */
-export function timeProblems(claims: Pick<LicenseClaims, 'nbf' | 'exp'>, now: Date): TimeProblem[] {
+export function timeProblems(claims: TimedClaims, now: Date): TimeProblem[] {
   const nowMs = now.getTime();
   const problems: TimeProblem[] = [];
   if (claims.nbf * 1000 > nowMs) {
     problems.push('not_yet_valid');
   }
-  if (typeof claims.exp === 'number' && claims.exp * 1000 <= nowMs) {
+  const fileExp = fileExpiryOf(claims);
+  const licenseEnd = fileExp === undefined ? claims.exp : secondsOf(claims.valid_until);
+  if (licenseEnd !== undefined && licenseEnd * 1000 <= nowMs) {
     problems.push('expired');
+  }
+  if (fileExp !== undefined && fileExp * 1000 <= nowMs) {
+    problems.push('file_expired');
   }
   return problems;
 }
+
+const secondsOf = (iso: string | null | undefined): number | undefined =>
+  typeof iso === 'string' ? Math.floor(Date.parse(iso) / 1000) : undefined;
 
 function unixSeconds(date: Date, field: string): number {
   const ms = date.getTime();
@@ -116,6 +208,27 @@ function unixSeconds(date: Date, field: string): number {
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isNullableString = (value: unknown): value is string | null => value === null || isString(value);
 const isSeconds = (value: unknown): value is number => Number.isSafeInteger(value);
+const isNullableCount = (value: unknown): boolean => value === null || Number.isSafeInteger(value);
+
+const POLICY_COUNTS = [
+  'max_machines',
+  'max_processes',
+  'max_uses',
+  'heartbeat_interval_seconds',
+  'heartbeat_grace_seconds',
+  'check_in_interval_days',
+] as const;
+const POLICY_STRINGS = ['id', 'name', 'overage', 'machine_matching'] as const;
+
+/** An object whose known members have their types; members this version does not know are kept. */
+function isPolicyLimits(value: unknown): value is PolicyLimits {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const p = value as Record<string, unknown>;
+  return (
+    POLICY_COUNTS.every((name) => p[name] === undefined || isNullableCount(p[name])) &&
+    POLICY_STRINGS.every((name) => p[name] === undefined || isString(p[name]))
+  );
+}
 
 /**
  * The payload as license claims, or undefined when it is not shaped like one (a JWS from some
@@ -148,6 +261,8 @@ export function readLicenseClaims(payload: unknown): LicenseClaims | undefined {
         isString((binding as HardwareBinding).fingerprint))) &&
     isString(c.valid_from) &&
     isNullableString(c.valid_until) &&
-    (c.entitlements === undefined || (Array.isArray(c.entitlements) && c.entitlements.every(isString)));
+    (c.entitlements === undefined || (Array.isArray(c.entitlements) && c.entitlements.every(isString))) &&
+    (c.fingerprint === undefined || isString(c.fingerprint)) &&
+    (c.policy === undefined || isPolicyLimits(c.policy));
   return shaped ? (c as unknown as LicenseClaims) : undefined;
 }

@@ -13,8 +13,25 @@ export {
   UnsupportedKeyError,
 } from './keys';
 export type { GeneratedKeyPair, JwsAlgorithm, KeyAlgorithm } from './keys';
-export { buildClaims, LICENSE_TYPES, readLicenseClaims, timeProblems } from './claims';
-export type { BuildClaimsInput, HardwareBinding, LicenseClaims, LicenseType, TimeProblem } from './claims';
+export {
+  buildCheckoutClaims,
+  buildClaims,
+  fileExpiryOf,
+  LICENSE_TYPES,
+  readLicenseClaims,
+  timeProblems,
+} from './claims';
+export type {
+  BuildClaimsInput,
+  CheckoutExtraClaims,
+  CheckoutInput,
+  HardwareBinding,
+  LicenseClaims,
+  LicenseType,
+  PolicyLimits,
+  TimedClaims,
+  TimeProblem,
+} from './claims';
 export { decodeJws, MalformedJwsError, signJws, verifyJwsSignature } from './jws';
 export type { DecodedJws, JwsHeader } from './jws';
 export { generateSerial, isSerial, SERIAL_PATTERN, SERIAL_SUFFIX_LENGTH } from './serial';

@@ -7,6 +7,23 @@
 export const LICENSE_TYPES = ['perpetual', 'subscription', 'trial', 'node_locked', 'floating'] as const;
 export type LicenseType = (typeof LICENSE_TYPES)[number];
 
+/**
+ * The limits of the license's policy, as a checkout file carries them (claim `policy`). Every
+ * member is optional: read what is there.
+ */
+export interface PolicyLimits {
+  id?: string;
+  name?: string;
+  max_machines?: number | null;
+  max_processes?: number | null;
+  max_uses?: number | null;
+  heartbeat_interval_seconds?: number | null;
+  heartbeat_grace_seconds?: number | null;
+  check_in_interval_days?: number | null;
+  overage?: string;
+  machine_matching?: string;
+}
+
 /** The signed JSON payload of a license file. Times are Unix seconds. */
 export interface LicenseClaims {
   v: 1;
@@ -32,11 +49,49 @@ export interface LicenseClaims {
   valid_until: string | null;
   /** The license's entitlement codes, sorted; absent when it has none. */
   entitlements?: string[];
+  /** A checkout file of an activation: the machine it is bound to. */
+  fingerprint?: string;
+  /** A checkout file: the limits of the license's policy when it was signed. */
+  policy?: PolicyLimits;
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isNullableString = (value: unknown): boolean => value === null || isString(value);
 const isSeconds = (value: unknown): boolean => Number.isSafeInteger(value);
+const isNullableCount = (value: unknown): boolean => value === null || Number.isSafeInteger(value);
+
+const POLICY_COUNTS = [
+  'max_machines',
+  'max_processes',
+  'max_uses',
+  'heartbeat_interval_seconds',
+  'heartbeat_grace_seconds',
+  'check_in_interval_days',
+] as const;
+const POLICY_STRINGS = ['id', 'name', 'overage', 'machine_matching'] as const;
+
+/** An object whose known members have their types; members this version does not know are kept. */
+function isPolicyLimits(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const p = value as Record<string, unknown>;
+  return (
+    POLICY_COUNTS.every((name) => p[name] === undefined || isNullableCount(p[name])) &&
+    POLICY_STRINGS.every((name) => p[name] === undefined || isString(p[name]))
+  );
+}
+
+/**
+ * A checkout file's own expiry (Unix seconds), apart from the license's: its `exp` when that comes
+ * before its `valid_until`, or when the license has none. An ordinary file's `exp` is its
+ * `valid_until`: undefined then.
+ */
+export function fileExpiryOf(claims: LicenseClaims): number | undefined {
+  if (claims.exp === undefined) return undefined;
+  if (claims.valid_until === null) return claims.exp;
+  const validUntilMs = Date.parse(claims.valid_until);
+  if (!Number.isFinite(validUntilMs)) return undefined;
+  return claims.exp < Math.floor(validUntilMs / 1000) ? claims.exp : undefined;
+}
 
 /**
  * The payload as license claims, or undefined when it is not shaped like one (a JWS of another
@@ -69,6 +124,8 @@ export function readLicenseClaims(payload: unknown): LicenseClaims | undefined {
     isString(c['valid_from']) &&
     isNullableString(c['valid_until']) &&
     (c['entitlements'] === undefined ||
-      (Array.isArray(c['entitlements']) && c['entitlements'].every(isString)));
+      (Array.isArray(c['entitlements']) && c['entitlements'].every(isString))) &&
+    (c['fingerprint'] === undefined || isString(c['fingerprint'])) &&
+    (c['policy'] === undefined || isPolicyLimits(c['policy']));
   return shaped ? (c as unknown as LicenseClaims) : undefined;
 }

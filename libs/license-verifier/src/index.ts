@@ -13,7 +13,7 @@ export type {
 export { importPublicKey, InvalidPublicKeyError } from './public-key';
 export type { KeyType, LicensePublicKey, PublicJwk, PublicJwkSet, PublicKeyInput } from './public-key';
 export { LICENSE_TYPES } from './claims';
-export type { LicenseClaims, LicenseType } from './claims';
+export type { LicenseClaims, LicenseType, PolicyLimits } from './claims';
 export { isRevoked, isStale, revocationEntry, verifyRevocationList } from './revocation-list';
 export type {
   RevocationEntry,

@@ -10,6 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import {
+  buildCheckoutClaims,
   buildClaims,
   generateKeyPair,
   jwsAlgorithmFor,
@@ -41,7 +42,13 @@ const b64 = (value: string | Buffer): string => Buffer.from(value).toString('bas
 const codes = (result: { errors: { code: string }[] }): string[] => result.errors.map((e) => e.code);
 
 function claims(overrides: Partial<Parameters<typeof buildClaims>[0]> = {}): LicenseClaims {
-  return buildClaims({
+  return buildClaims(licenseInput(overrides));
+}
+
+function licenseInput(
+  overrides: Partial<Parameters<typeof buildClaims>[0]> = {},
+): Parameters<typeof buildClaims>[0] {
+  return {
     licenseId: '4b0c5d0e-8a43-4a8b-9d0b-2f8f3c1e6a11',
     serial: 'LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC',
     orgId: '0d8f2c64-3f55-4b7e-a0d4-6d7b8a9c0e12',
@@ -57,7 +64,7 @@ function claims(overrides: Partial<Parameters<typeof buildClaims>[0]> = {}): Lic
     validUntil: new Date(NOW + 30 * DAY),
     issuedAt: new Date(NOW - DAY),
     ...overrides,
-  });
+  };
 }
 
 function signRaw(header: object, payload: object, algorithm: KeyAlgorithm, key: KeyObject): string {
@@ -276,6 +283,77 @@ describe('verifyLicense', () => {
     });
   });
 
+  describe('checkout files', () => {
+    const fileExp = NOW + 7 * DAY;
+    const checkout = (
+      fingerprint?: string,
+      extra: Parameters<typeof buildCheckoutClaims>[2] = {},
+      license: Partial<Parameters<typeof buildClaims>[0]> = {},
+    ) =>
+      signJws(
+        buildCheckoutClaims(
+          licenseInput({ entitlements: ['cloud-sync'], ...license }),
+          { expiresAt: new Date(fileExp), fingerprint },
+          extra,
+        ),
+        { kid: 'k', privateKey: keys.ed25519.privateKey },
+      );
+    const at = async (jws: string, ms: number, options: Parameters<typeof verifyLicense>[2] = {}) =>
+      verifyLicense(jws, keys.ed25519.pem, { now: ms, ...options });
+
+    it('exposes issued_at, expires_at, entitlements and the fingerprint, and no policy when absent', async () => {
+      const { valid, license } = await at(checkout('machine-a'), NOW);
+      expect(valid).toBe(true);
+      expect(license).toMatchObject({
+        issued_at: new Date(NOW - DAY).toISOString(),
+        expires_at: new Date(Math.floor(fileExp / 1000) * 1000).toISOString(),
+        valid_until: new Date(NOW + 30 * DAY).toISOString(),
+        entitlements: ['cloud-sync'],
+        fingerprint: 'machine-a',
+        is_expired: false,
+        is_file_expired: false,
+      });
+      expect(license).not.toHaveProperty('policy');
+    });
+
+    it('exposes the policy limits when the file carries them', async () => {
+      const policy = { id: 'p-1', max_machines: 3, max_processes: null, overage: '1.5x' };
+      expect((await at(checkout(undefined, { policy }), NOW)).license?.policy).toEqual(policy);
+    });
+
+    it('rejects a file past its exp with file_expired while the license is still valid', async () => {
+      const expSecond = Math.floor(fileExp / 1000) * 1000;
+      expect(codes(await at(checkout(), expSecond - 1))).toEqual([]);
+      const past = await at(checkout(), expSecond);
+      expect(codes(past)).toEqual(['file_expired']);
+      expect(past.license).toMatchObject({ is_expired: false, is_file_expired: true });
+    });
+
+    it('applies the clock tolerance to the file expiry too', async () => {
+      const expSecond = Math.floor(fileExp / 1000) * 1000;
+      expect(codes(await at(checkout(), expSecond + 59_999, { clockToleranceSeconds: 60 }))).toEqual([]);
+      expect(codes(await at(checkout(), expSecond + 60_000, { clockToleranceSeconds: 60 }))).toEqual([
+        'file_expired',
+      ]);
+    });
+
+    it('reports expired too once the license has ended', async () => {
+      expect(codes(await at(checkout(), NOW + 31 * DAY))).toEqual(['expired', 'file_expired']);
+    });
+
+    it('rejects a perpetual license file past its exp', async () => {
+      const jws = checkout(undefined, {}, { licenseType: 'perpetual', validUntil: null });
+      expect(codes(await at(jws, fileExp))).toEqual(['file_expired']);
+    });
+
+    it("refuses an activation's file on another machine, and accepts it on its own", async () => {
+      expect(codes(await at(checkout('machine-a'), NOW, { fingerprint: 'machine-b' }))).toEqual([
+        'fingerprint_mismatch',
+      ]);
+      expect(codes(await at(checkout('machine-a'), NOW, { fingerprint: 'machine-a' }))).toEqual([]);
+    });
+  });
+
   describe('malformed input', () => {
     it.each([
       ['an empty string', ''],
@@ -385,7 +463,7 @@ describe('building blocks', () => {
   it('accepts exactly the payloads the service accepts as license claims', () => {
     const valid = JSON.parse(JSON.stringify(claims())) as Record<string, unknown>;
     const variants = fc.record({
-      field: fc.constantFrom(...Object.keys(valid), 'exp', 'entitlements'),
+      field: fc.constantFrom(...Object.keys(valid), 'exp', 'entitlements', 'fingerprint', 'policy'),
       value: fc.oneof(
         fc.constant(undefined),
         fc.constant(null),
@@ -395,6 +473,9 @@ describe('building blocks', () => {
         fc.array(fc.string()),
         fc.array(fc.oneof(fc.string(), fc.integer())),
         fc.constant({ fingerprint: 'x' }),
+        fc.constant({ max_machines: 3, overage: 'none' }),
+        fc.constant({ max_machines: '3' }),
+        fc.constant({ id: 7 }),
       ),
     });
     fc.assert(

@@ -1,4 +1,10 @@
-import { readLicenseClaims, type LicenseClaims, type LicenseType } from './claims';
+import {
+  fileExpiryOf,
+  readLicenseClaims,
+  type LicenseClaims,
+  type LicenseType,
+  type PolicyLimits,
+} from './claims';
 import { base64, fromBase64, utf8, utf8Bytes } from './encoding';
 import { decodeCompactJws, keysFor, someVerifies, type DecodedJws } from './jws';
 import { importPublicKeys, type PublicKeyInput } from './public-key';
@@ -11,6 +17,7 @@ export type VerifyErrorCode =
   | 'product_mismatch'
   | 'not_yet_valid'
   | 'expired'
+  | 'file_expired'
   | 'fingerprint_mismatch';
 
 export interface VerifyError {
@@ -33,11 +40,24 @@ export interface VerifiedLicense {
   entitlements: string[];
   max_seats: number;
   hardware_binding: { fingerprint: string } | null;
+  /** A checkout file of an activation: the machine it is bound to; null otherwise. */
+  fingerprint: string | null;
   valid_from: string;
   /** null for a license that never expires. */
   valid_until: string | null;
+  /** When the file was signed (`iat`). */
   issued_at: string;
+  /**
+   * When the file stops verifying (`exp`): a checkout file's own expiry, or the license's
+   * `valid_until` for an ordinary file. null when the file never expires.
+   */
+  expires_at: string | null;
+  /** The license has ended (its `valid_until` has passed). */
   is_expired: boolean;
+  /** A checkout file past its own expiry: check out again. */
+  is_file_expired: boolean;
+  /** A checkout file's policy limits, when it carries them. */
+  policy?: PolicyLimits;
   /** The key pair that signed it (the header's `kid`). */
   key_id: string | null;
   /** The header's `alg`. */
@@ -60,9 +80,15 @@ export interface VerifyOptions {
   now?: Date | number;
   /** The product the license must be for. */
   productId?: string;
-  /** This machine's fingerprint: a license bound to another machine is refused. */
+  /**
+   * This machine's fingerprint: a license bound to another machine is refused, and so is a checkout
+   * file of another machine's activation.
+   */
   fingerprint?: string;
-  /** Leeway for a skewed clock, applied to both ends of the validity window (default 0). */
+  /**
+   * Leeway for a skewed clock, applied to both ends of the validity window and to a checkout
+   * file's expiry (default 0).
+   */
   clockToleranceSeconds?: number;
 }
 
@@ -76,6 +102,7 @@ const MESSAGES: Record<VerifyErrorCode, string> = {
   product_mismatch: 'The license belongs to another product',
   not_yet_valid: 'The license is not valid yet',
   expired: 'The license has expired',
+  file_expired: 'The license file has expired: check it out again',
   fingerprint_mismatch: 'The license is bound to another machine',
 };
 
@@ -106,18 +133,20 @@ export async function verifyLicense(
   if (options.productId !== undefined && claims.product_id !== options.productId)
     codes.push('product_mismatch');
   if (claims.nbf * 1000 > nowMs + toleranceMs) codes.push('not_yet_valid');
-  if (claims.exp !== undefined && claims.exp * 1000 <= nowMs - toleranceMs) codes.push('expired');
+  const { expired, fileExpired } = endsOf(claims, nowMs - toleranceMs);
+  if (expired) codes.push('expired');
+  if (fileExpired) codes.push('file_expired');
   if (
     options.fingerprint !== undefined &&
-    claims.hardware_binding !== null &&
-    claims.hardware_binding.fingerprint !== options.fingerprint
+    ((claims.hardware_binding !== null && claims.hardware_binding.fingerprint !== options.fingerprint) ||
+      (claims.fingerprint !== undefined && claims.fingerprint !== options.fingerprint))
   ) {
     codes.push('fingerprint_mismatch');
   }
 
   return {
     valid: codes.length === 0,
-    license: summary(header, claims, codes.includes('expired')),
+    license: summary(header, claims, { expired, fileExpired }),
     errors: codes.map(error),
   };
 }
@@ -129,12 +158,27 @@ export async function verifyLicense(
 export function decodeLicense(input: LicenseInput): VerifiedLicense | undefined {
   const decoded = decode(input);
   if (!decoded) return undefined;
-  const expired = decoded.claims.exp !== undefined && decoded.claims.exp * 1000 <= Date.now();
-  return summary(decoded.header, decoded.claims, expired);
+  return summary(decoded.header, decoded.claims, endsOf(decoded.claims, Date.now()));
 }
 
 /** The API's `license_blob` for a license file's text: standard base64 of its bytes. */
 export const licenseBlobOf = (jws: string): string => base64(utf8Bytes(jws));
+
+/**
+ * Which ends the file has passed at `atMs`. An ordinary file's `exp` is the license's end. A
+ * checkout file's `exp` is the file's own end, and its `valid_until` the license's.
+ */
+function endsOf(claims: LicenseClaims, atMs: number): { expired: boolean; fileExpired: boolean } {
+  const fileExp = fileExpiryOf(claims);
+  const licenseEnd = fileExp === undefined ? claims.exp : secondsOf(claims.valid_until);
+  return {
+    expired: licenseEnd !== undefined && licenseEnd * 1000 <= atMs,
+    fileExpired: fileExp !== undefined && fileExp * 1000 <= atMs,
+  };
+}
+
+const secondsOf = (iso: string | null): number | undefined =>
+  iso === null ? undefined : Math.floor(Date.parse(iso) / 1000);
 
 interface Decoded extends DecodedJws {
   claims: LicenseClaims;
@@ -167,7 +211,11 @@ function compactJwsOf(input: LicenseInput): string | undefined {
   return jws?.includes('.') ? jws : undefined;
 }
 
-function summary(header: Record<string, unknown>, claims: LicenseClaims, expired: boolean): VerifiedLicense {
+function summary(
+  header: Record<string, unknown>,
+  claims: LicenseClaims,
+  ends: { expired: boolean; fileExpired: boolean },
+): VerifiedLicense {
   return {
     license_id: claims.jti,
     serial: claims.sub,
@@ -181,10 +229,14 @@ function summary(header: Record<string, unknown>, claims: LicenseClaims, expired
     entitlements: [...(claims.entitlements ?? [])],
     max_seats: claims.max_seats,
     hardware_binding: claims.hardware_binding && { fingerprint: claims.hardware_binding.fingerprint },
+    fingerprint: claims.fingerprint ?? null,
     valid_from: claims.valid_from,
     valid_until: claims.valid_until,
     issued_at: new Date(claims.iat * 1000).toISOString(),
-    is_expired: expired,
+    expires_at: claims.exp === undefined ? null : new Date(claims.exp * 1000).toISOString(),
+    is_expired: ends.expired,
+    is_file_expired: ends.fileExpired,
+    ...(claims.policy === undefined ? {} : { policy: { ...claims.policy } }),
     key_id: typeof header['kid'] === 'string' ? header['kid'] : null,
     algorithm: header['alg'] as string,
     claims,

@@ -212,7 +212,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a license file
-         * @description Checks a license file online: its signature (with the key pair its header names, or with `public_key`), that it belongs to `product_id`, its validity dates, and the stored license's current status (revoked, suspended, expired). Always a `200` for a well-formed request: `valid` is true only when `errors` is empty, and `license` is the decoded summary whenever the file could be decoded.
+         * @description Checks a license file online: its signature (with the key pair its header names, or with `public_key`), that it belongs to `product_id`, its validity dates, a checked-out file's own expiry (`file_expired`), and the stored license's current status (revoked, suspended, expired). Always a `200` for a well-formed request: `valid` is true only when `errors` is empty, and `license` is the decoded summary whenever the file could be decoded.
          *
          *     **Who may call it:** an API key with scope `admin` or `read` or `client`.
          *
@@ -372,6 +372,30 @@ export interface paths {
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `429 rate_limited`, `503 unavailable`.
          */
         delete: operations["resetLicenseUsage"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/licenses/{id}/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check out a license file
+         * @description A license file signed now with the product's current key, for an application that runs offline: the license as it is now (its `entitlements` included), with `iat` the signing time and `exp` the file's own expiry, `ttl_seconds` from now (default: the organization's `checkout_ttl_seconds`, 30 days unless changed), never after the license's `valid_until`. Past `exp` every verifier refuses the file with `file_expired`: the application checks out again before then. Nothing is stored, and no event is published. A license token checks out its own license only; a machine token uses its activation's checkout.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `413 payload_too_large`, `422 license_not_active`, `422 key_pair_missing`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["checkoutLicense"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -820,6 +844,30 @@ export interface paths {
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
          */
         delete: operations["deleteProcess"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/activations/{id}/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check out a license file for an activation's machine
+         * @description A license file signed now with the product's current key, for an application that runs offline: the license as it is now (its `entitlements` included), with `iat` the signing time and `exp` the file's own expiry, `ttl_seconds` from now (default: the organization's `checkout_ttl_seconds`, 30 days unless changed), never after the license's `valid_until`. Past `exp` every verifier refuses the file with `file_expired`: the application checks out again before then. Nothing is stored, and no event is published. The file also carries the activation's `fingerprint`: verified on another machine, it fails with `fingerprint_mismatch`. A license token reaches the activations of its license; a machine token its own activation only. A lapsed activation is `404`.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `client` or `license` or `machine`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `413 payload_too_large`, `422 license_not_active`, `422 key_pair_missing`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["checkoutActivation"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1362,7 +1410,7 @@ export interface paths {
         head?: never;
         /**
          * Change the caller's organization's settings
-         * @description `client_keys_license_actions: false` closes the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync, usage) to `client` keys, so that only license and machine tokens reach them. `checkout_ttl_seconds` is how long an air-gapped activation file stays valid (30 days by default). Applies on every gateway at once.
+         * @description `client_keys_license_actions: false` closes the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync, usage, checkouts) to `client` keys, so that only license and machine tokens reach them. `checkout_ttl_seconds` is how long an air-gapped activation file stays valid, and a checked-out license file when the checkout names no `ttl_seconds` (30 days by default). Applies on every gateway at once.
          *
          *     **Who may call it:** an API key with scope `admin`.
          *
@@ -1805,7 +1853,7 @@ export interface components {
         };
         VerifyErrorView: {
             /** @enum {string} */
-            code: "malformed" | "unknown_key" | "signature_invalid" | "product_mismatch" | "not_yet_valid" | "expired" | "revoked" | "suspended";
+            code: "malformed" | "unknown_key" | "signature_invalid" | "product_mismatch" | "not_yet_valid" | "expired" | "file_expired" | "revoked" | "suspended";
             message: string;
         };
         VerifyResultView: {
@@ -1911,6 +1959,27 @@ export interface components {
              * @example 50
              */
             max_uses: number | null;
+        };
+        CheckoutDto: {
+            /**
+             * @description Seconds the file stays valid (default: the organization's `checkout_ttl_seconds`, 30 days unless changed). The file never outlives the license's `valid_until`.
+             * @example 604800
+             */
+            ttl_seconds?: number;
+        };
+        CheckoutView: {
+            /** @description The checked-out license file, base64 of its bytes (a compact JWS signed now with the product's key). Its `exp` claim is the file expiry. */
+            license_blob: string;
+            /**
+             * Format: date-time
+             * @description When the file was signed (its `iat`)
+             */
+            issued_at: string;
+            /**
+             * Format: date-time
+             * @description When the file stops verifying (its `exp`): never after the license's `valid_until`
+             */
+            expires_at: string;
         };
         CreateKeyPairDto: {
             /** @example Production signing key */
@@ -2407,9 +2476,9 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
-            /** @description Whether `client` API keys may call the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync, usage). When false, only license and machine tokens reach them. */
+            /** @description Whether `client` API keys may call the routes that act on one license (activations, heartbeats, validate with a fingerprint, sync, usage, checkouts). When false, only license and machine tokens reach them. */
             client_keys_license_actions: boolean;
-            /** @description How long an air-gapped activation file (and a checked-out license file) stays valid */
+            /** @description How long an air-gapped activation file stays valid, and a checked-out license file when the checkout names no `ttl_seconds` */
             checkout_ttl_seconds: number;
             /** Format: date-time */
             created_at: string;
@@ -4599,6 +4668,122 @@ export interface operations {
             };
             /** @description `conflict`: the license is revoked */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    checkoutLicense: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttl_seconds": 604800
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutDto"];
+            };
+        };
+        responses: {
+            /** @description The checked-out file, and when it was signed and expires */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the license does not exist in the organization (or is not the token's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /**
+             * @description `license_not_active`: the license is revoked, suspended or expired
+             *
+             *     `key_pair_missing`: the product has no key pair to sign with
+             */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6905,6 +7090,122 @@ export interface operations {
             };
             /** @description `not_found`: the activation or the process does not exist (or is not the token's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    checkoutActivation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttl_seconds": 604800
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutDto"];
+            };
+        };
+        responses: {
+            /** @description The checked-out file, bound to the fingerprint, and when it was signed and expires */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the activation does not exist in the organization, has lapsed, or is not the token's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /**
+             * @description `license_not_active`: the license is revoked, suspended or expired
+             *
+             *     `key_pair_missing`: the product has no key pair to sign with
+             */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,6 +4,8 @@ import { FastifyReply, FastifyRequest } from 'fastify';
 import {
   ActivationListView,
   ActivationView,
+  CheckoutDto,
+  CheckoutView,
   CreateActivationDto,
   CreatedActivationView,
   ListActivationsQueryDto,
@@ -23,6 +25,7 @@ import { Operation } from '../http/operation';
 import { Answers } from '../http/answers';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
+import { CHECKOUT_DESCRIPTION } from '../licenses/licenses.controller';
 import { AllowScopes, LicenseAction } from '../identity/scopes';
 import { OrganizationLimitsService } from '../rate-limits/organization-limits.service';
 import { LimitPerLicense } from '../rate-limits/rate-limit.hook';
@@ -282,6 +285,37 @@ export class ActivationsController {
     @Param('process_id', uuidParam) processId: string,
   ): Promise<MessageView> {
     return this.bus.send(Messages.process.delete, { activation_id: id, id: processId });
+  }
+
+  @Post(':id/checkout')
+  @Operation({
+    id: 'checkoutActivation',
+    summary: "Check out a license file for an activation's machine",
+    description:
+      `${CHECKOUT_DESCRIPTION} The file also carries the activation's \`fingerprint\`: verified on ` +
+      'another machine, it fails with `fingerprint_mismatch`. A license token reaches the activations of ' +
+      'its license; a machine token its own activation only. A lapsed activation is `404`.',
+    example: { ttl_seconds: 604_800 },
+  })
+  @HttpCode(200)
+  @AllowScopes('client', 'license', 'machine')
+  @LicenseAction()
+  @Answers(Messages.activation.checkout, {
+    description: 'The checked-out file, bound to the fingerprint, and when it was signed and expires',
+  })
+  @ApiProblems(
+    ['not_found', "the activation does not exist in the organization, has lapsed, or is not the token's"],
+    ['license_not_active', 'the license is revoked, suspended or expired'],
+    ['key_pair_missing', 'the product has no key pair to sign with'],
+  )
+  async checkout(
+    @Req() request: FastifyRequest,
+    @Param('id', uuidParam) id: string,
+    @Body() dto: CheckoutDto,
+  ): Promise<CheckoutView> {
+    const ttl_seconds =
+      dto.ttl_seconds ?? (await this.organizations.settingsOf(request.auth!.orgId)).checkoutTtlSeconds;
+    return this.bus.send(Messages.activation.checkout, { id, ttl_seconds });
   }
 
   @Delete(':id')

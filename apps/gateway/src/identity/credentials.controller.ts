@@ -110,9 +110,10 @@ export class OrganizationController {
     summary: "Change the caller's organization's settings",
     description:
       '`client_keys_license_actions: false` closes the routes that act on one license (activations, ' +
-      'heartbeats, validate with a fingerprint, sync, usage) to `client` keys, so that only license and ' +
-      'machine tokens reach them. `checkout_ttl_seconds` is how long an air-gapped activation file ' +
-      'stays valid (30 days by default). Applies on every gateway at once.',
+      'heartbeats, validate with a fingerprint, sync, usage, checkouts) to `client` keys, so that only ' +
+      'license and machine tokens reach them. `checkout_ttl_seconds` is how long an air-gapped activation ' +
+      'file stays valid, and a checked-out license file when the checkout names no `ttl_seconds` (30 days ' +
+      'by default). Applies on every gateway at once.',
     example: { client_keys_license_actions: false },
   })
   @ApiOkResponse({ type: OrganizationView })

@@ -1,7 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { FastifyReply } from 'fastify';
+import { FastifyReply, FastifyRequest } from 'fastify';
 import {
+  CheckoutDto,
+  CheckoutView,
   CreateLicenseDto,
   LicenseListView,
   LicenseUsesView,
@@ -24,12 +26,25 @@ import { Operation } from '../http/operation';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes, LicenseAction, ReachOf } from '../identity/scopes';
+import { OrganizationLimitsService } from '../rate-limits/organization-limits.service';
 import { SignedAnswer } from '../signed-answers/signed-answer';
+
+/** The operation text shared by the two checkout routes. */
+export const CHECKOUT_DESCRIPTION =
+  "A license file signed now with the product's current key, for an application that runs offline: " +
+  'the license as it is now (its `entitlements` included), with `iat` the signing time and `exp` the ' +
+  "file's own expiry, `ttl_seconds` from now (default: the organization's `checkout_ttl_seconds`, 30 " +
+  "days unless changed), never after the license's `valid_until`. Past `exp` every verifier refuses " +
+  'the file with `file_expired`: the application checks out again before then. Nothing is stored, ' +
+  'and no event is published.';
 
 @ApiTags('licenses')
 @Controller(routes('licenses'))
 export class LicensesController {
-  constructor(private readonly bus: BusClient) {}
+  constructor(
+    private readonly bus: BusClient,
+    private readonly organizations: OrganizationLimitsService,
+  ) {}
 
   @Post()
   @Operation({
@@ -90,8 +105,9 @@ export class LicensesController {
     summary: 'Verify a license file',
     description:
       'Checks a license file online: its signature (with the key pair its header names, or with ' +
-      "`public_key`), that it belongs to `product_id`, its validity dates, and the stored license's " +
-      'current status (revoked, suspended, expired). Always a `200` for a well-formed request: `valid` ' +
+      "`public_key`), that it belongs to `product_id`, its validity dates, a checked-out file's own " +
+      "expiry (`file_expired`), and the stored license's current status (revoked, suspended, expired). " +
+      'Always a `200` for a well-formed request: `valid` ' +
       'is true only when `errors` is empty, and `license` is the decoded summary whenever the file ' +
       'could be decoded.',
     example: {
@@ -283,5 +299,36 @@ export class LicensesController {
   )
   resetUsage(@Param('id', uuidParam) id: string): Promise<LicenseUsesView> {
     return this.bus.send(Messages.license.resetUsage, { id });
+  }
+
+  @Post(':id/checkout')
+  @Operation({
+    id: 'checkoutLicense',
+    summary: 'Check out a license file',
+    description:
+      `${CHECKOUT_DESCRIPTION} A license token checks out its own license only; a machine token uses ` +
+      "its activation's checkout.",
+    example: { ttl_seconds: 604_800 },
+  })
+  @HttpCode(200)
+  @AllowScopes('client', 'license')
+  @ReachOf('license')
+  @LicenseAction()
+  @Answers(Messages.license.checkout, {
+    description: 'The checked-out file, and when it was signed and expires',
+  })
+  @ApiProblems(
+    ['not_found', "the license does not exist in the organization (or is not the token's)"],
+    ['license_not_active', 'the license is revoked, suspended or expired'],
+    ['key_pair_missing', 'the product has no key pair to sign with'],
+  )
+  async checkout(
+    @Req() request: FastifyRequest,
+    @Param('id', uuidParam) id: string,
+    @Body() dto: CheckoutDto,
+  ): Promise<CheckoutView> {
+    const ttl_seconds =
+      dto.ttl_seconds ?? (await this.organizations.settingsOf(request.auth!.orgId)).checkoutTtlSeconds;
+    return this.bus.send(Messages.license.checkout, { id, ttl_seconds });
   }
 }

@@ -2,6 +2,8 @@ import {
   ActivationCreatedReply,
   ActivationListView,
   ActivationView,
+  CheckoutMessage,
+  CheckoutView,
   CreateActivationDto,
   DEFAULT_CHECKOUT_TTL_SECONDS,
   IdDto,
@@ -98,6 +100,15 @@ export class ActivationsController {
     @BusData() { id }: IdDto,
   ): Promise<ActivationView> {
     return this.activations.heartbeat(orgId, id, reach);
+  }
+
+  @Handles(Messages.activation.checkout)
+  checkout(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() message: CheckoutMessage,
+  ): Promise<CheckoutView> {
+    return this.activations.checkout(orgId, message, reach);
   }
 
   @Handles(Messages.activation.delete)

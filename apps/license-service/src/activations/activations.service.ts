@@ -7,6 +7,8 @@ import {
   ActivationCreatedReply,
   ActivationListView,
   ActivationView,
+  CheckoutMessage,
+  CheckoutView,
   CreateActivationDto,
   ListActivationsQueryDto,
   MessageView,
@@ -19,6 +21,7 @@ import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events
 import { CredentialReach } from '@licensing/shared/logging';
 import { Metrics } from '@licensing/shared/metrics';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
+import { LicenseCheckoutService } from '../licenses/license-checkout.service';
 import { LicenseSigner } from '../licenses/license-signer.service';
 import { LicenseEntity } from '../licenses/license.entity';
 import { loadEntitlements } from '../entitlements/license-entitlements';
@@ -58,6 +61,7 @@ export class ActivationsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly signer: LicenseSigner,
     private readonly credentials: CredentialsService,
+    private readonly checkouts: LicenseCheckoutService,
   ) {}
 
   /**
@@ -270,6 +274,20 @@ export class ActivationsService {
   }
 
   /**
+   * A checkout of the activation's license, bound to its fingerprint. A lapsed activation holds no
+   * seat: it is answered as one that does not exist, as heartbeat answers it.
+   */
+  async checkout(
+    orgId: string,
+    { id, ttl_seconds }: CheckoutMessage,
+    reach: CredentialReach,
+  ): Promise<CheckoutView> {
+    const activation = await findReachable(this.dataSource.manager, orgId, id, reach, false);
+    if (!activation || isLapsed(activation, new Date())) throw DomainError.notFound('Activation', id);
+    return this.checkouts.checkout(orgId, activation.licenseId, ttl_seconds, activation.fingerprint);
+  }
+
+  /**
    * Frees the seat. An air-gapped seat is freed only by its signed release, or by an admin key: its
    * activation file stays valid offline until it expires, so freeing the seat by id alone would
    * let a copied file's holder multiply the seat.
@@ -395,16 +413,25 @@ export class ActivationsService {
  * The activation `id`, locked, if the credential reaches it (through its license for a license
  * token, itself for a machine token); null otherwise, as for an id that does not exist.
  */
-export async function lockReachable(
+export const lockReachable = (
   manager: EntityManager,
   orgId: string,
   id: string,
   reach: CredentialReach,
+): Promise<ActivationEntity | null> => findReachable(manager, orgId, id, reach, true);
+
+/** The activation `id` if the credential reaches it, locked for writing when `lock` is set. */
+async function findReachable(
+  manager: EntityManager,
+  orgId: string,
+  id: string,
+  reach: CredentialReach,
+  lock: boolean,
 ): Promise<ActivationEntity | null> {
   if (reach.kind === 'machine' && id !== reach.activation_id) return null;
   const where: FindOptionsWhere<ActivationEntity> =
     reach.kind === 'license' ? { id, orgId, licenseId: reach.license_id } : { id, orgId };
-  return manager.findOne(ActivationEntity, { where, lock: { mode: 'pessimistic_write' } });
+  return manager.findOne(ActivationEntity, lock ? { where, lock: { mode: 'pessimistic_write' } } : { where });
 }
 
 /** The license's policy, as it is now; null for a license without one. */

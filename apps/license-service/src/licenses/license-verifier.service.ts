@@ -33,6 +33,7 @@ const MESSAGES: Record<VerifyErrorCode, string> = {
   product_mismatch: 'The license belongs to another product',
   not_yet_valid: 'The license is not valid yet',
   expired: 'The license has expired',
+  file_expired: 'The license file has expired: check it out again',
   revoked: 'The license has been revoked',
   suspended: 'The license is suspended',
 };

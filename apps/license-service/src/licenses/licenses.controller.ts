@@ -1,4 +1,6 @@
 import {
+  CheckoutMessage,
+  CheckoutView,
   CreateLicenseDto,
   IdDto,
   LicenseListView,
@@ -16,6 +18,7 @@ import {
 } from '@licensing/contracts';
 import { CredentialReach } from '@licensing/shared/logging';
 import { BusController, BusData, BusOrg, BusReach, Handles } from '@licensing/shared/messaging';
+import { LicenseCheckoutService } from './license-checkout.service';
 import { LicenseUsageService } from './license-usage.service';
 import { LicenseVerifier } from './license-verifier.service';
 import { LicensesService } from './licenses.service';
@@ -28,6 +31,7 @@ export class LicensesController {
     private readonly verifier: LicenseVerifier,
     private readonly serialStatuses: SerialStatusesService,
     private readonly usage: LicenseUsageService,
+    private readonly checkouts: LicenseCheckoutService,
   ) {}
 
   @Handles(Messages.license.create)
@@ -83,5 +87,14 @@ export class LicensesController {
   @Handles(Messages.license.resetUsage)
   resetUsage(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<LicenseUsesView> {
     return this.usage.reset(orgId, id);
+  }
+
+  @Handles(Messages.license.checkout)
+  checkout(
+    @BusOrg() orgId: string,
+    @BusReach() reach: CredentialReach,
+    @BusData() message: CheckoutMessage,
+  ): Promise<CheckoutView> {
+    return this.checkouts.checkoutLicense(orgId, message, reach);
   }
 }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { EventsModule } from '@licensing/shared/events';
 import { CatalogModule } from '../catalog/catalog.module';
+import { LicenseCheckoutService } from './license-checkout.service';
 import { LicenseExpirySweeper } from './license-expiry.sweeper';
 import { LicenseSigner } from './license-signer.service';
 import { LicenseUsageService } from './license-usage.service';
@@ -17,9 +18,10 @@ import { SerialStatusesService } from './serial-statuses.service';
     LicenseVerifier,
     LicenseSigner,
     LicenseUsageService,
+    LicenseCheckoutService,
     SerialStatusesService,
     LicenseExpirySweeper,
   ],
-  exports: [LicenseSigner],
+  exports: [LicenseSigner, LicenseCheckoutService],
 })
 export class LicensesModule {}

@@ -107,14 +107,16 @@ export class OrganizationView {
   @ApiProperty({
     description:
       'Whether `client` API keys may call the routes that act on one license (activations, ' +
-      'heartbeats, validate with a fingerprint, sync, usage). When false, only license and machine tokens ' +
+      'heartbeats, validate with a fingerprint, sync, usage, checkouts). When false, only license and machine tokens ' +
       'reach them.',
   })
   client_keys_license_actions!: boolean;
   @ApiProperty({
     minimum: MIN_CHECKOUT_TTL_SECONDS,
     maximum: MAX_CHECKOUT_TTL_SECONDS,
-    description: 'How long an air-gapped activation file (and a checked-out license file) stays valid',
+    description:
+      'How long an air-gapped activation file stays valid, and a checked-out license file when the ' +
+      'checkout names no `ttl_seconds`',
   })
   checkout_ttl_seconds!: number;
   @ApiProperty({ format: 'date-time' }) created_at!: string;

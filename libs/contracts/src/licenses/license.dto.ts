@@ -220,6 +220,7 @@ export const VERIFY_ERROR_CODES = [
   'product_mismatch',
   'not_yet_valid',
   'expired',
+  'file_expired',
   'revoked',
   'suspended',
 ] as const;
