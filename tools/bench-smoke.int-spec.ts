@@ -40,6 +40,7 @@ describe('npm run bench -- --smoke', () => {
         'sync',
         'sync-token',
         'validate',
+        'validate-policy',
         'validate-token',
         'verify',
       ].sort(),

@@ -207,6 +207,26 @@ function scenarios(manifest) {
         ];
       },
     },
+    {
+      name: 'validate-policy',
+      label: 'validate (a policy license: seats, check-in, components, entitlements)',
+      target: { ratio: 0.7 },
+      requests: (prefix) => {
+        const machine = rotation(s.validatePolicy);
+        return [
+          {
+            method: 'POST',
+            // Its own ceiling: the reference answers a policy license's validate apart.
+            path: prefix === '/ref' ? '/ref/licenses/validate-policy' : `${prefix}/licenses/validate`,
+            headers: bearer(org.clientKey),
+            setupRequest(req) {
+              req.body = JSON.stringify(machine());
+              return req;
+            },
+          },
+        ];
+      },
+    },
     ...(manifest.tokens
       ? [
           tokenScenario(

@@ -12,7 +12,7 @@ const { bulkIssuer } = require('./bulk-issue');
 const { pool } = require('./clients');
 
 /** Bump when what is seeded changes: a cached database of another version is seeded again. */
-const SEED_VERSION = 1;
+const SEED_VERSION = 2;
 
 const PRODUCTS = [
   // org, code, share of the licenses, product settings
@@ -177,6 +177,36 @@ async function seedWith({ total, orgs, apiFor, bus, issuer, codeSuffix, concurre
   });
   log(`${machines.length} activations for validate — ${elapsed(started)}`);
 
+  // Machines of licenses that follow a policy (two machines each, 1.5× overage, a check-in every
+  // 30 days, with an entitlement attached): validate then reads the policy and counts the seats.
+  const admin0 = apiFor(manifest.orgs[0].adminKeys[0]);
+  const entitlement = `bench-entitlement${codeSuffix}`;
+  await admin0('POST', '/entitlements', { code: entitlement, name: 'Bench entitlement' });
+  const policy = await admin0('POST', '/policies', {
+    product_id: manifest.products['bench-desktop'].id,
+    name: 'Bench workstation',
+    max_machines: 2,
+    overage: '1.5x',
+    check_in_interval_days: 30,
+    machine_matching: 'most',
+  });
+  const policyMachines = Array.from({ length: VALIDATE_MACHINES }, (_, i) => ({
+    fingerprint: `bench-policy-${i}`,
+  }));
+  await pool(policyMachines.length, concurrency, async (i) => {
+    // Over the eight admin keys: each has its own rate budget.
+    const admin = apiFor(manifest.orgs[0].adminKeys[i % manifest.orgs[0].adminKeys.length]);
+    const license = await admin('POST', '/licenses', { policy_id: policy.id, customer_id: `policy-${i}` });
+    await admin('POST', `/licenses/${license.id}/entitlements`, { codes: [entitlement] });
+    await client('POST', '/activations', {
+      license_key: license.serial,
+      fingerprint: policyMachines[i].fingerprint,
+      components: { disk: `disk-${i}`, cpu: 'cpu', board: 'board' },
+    });
+    policyMachines[i].key = license.serial;
+  });
+  log(`${policyMachines.length} policy licenses and activations for validate — ${elapsed(started)}`);
+
   const active = (code) => (byProduct[code] ?? []).filter((l) => !l.status).map((l) => l.serial);
   const orgA = PRODUCTS.filter((p) => p.org === 0).flatMap((p) => active(p.code));
   const desktopSample = byProduct['bench-desktop'][0];
@@ -195,6 +225,12 @@ async function seedWith({ total, orgs, apiFor, bus, issuer, codeSuffix, concurre
     suspended: spread(changed.suspended, SAMPLE),
     verify: { product_id: manifest.products['bench-desktop'].id, license_blob: desktopSample.blob },
     validate: machines.map((l) => ({ key: l.serial, fingerprint: l.fingerprint })),
+    validatePolicy: policyMachines.map((m, i) => ({
+      key: m.key,
+      fingerprint: m.fingerprint,
+      components: { disk: `disk-${i}`, cpu: 'cpu', board: 'other' },
+      entitlements: [entitlement],
+    })),
     // Activation rate limit: 60 per license per hour, so that scenario walks over many licenses.
     activation: active('bench-server'),
   };

@@ -5,6 +5,7 @@ module.exports = [
   require('./sync'),
   require('./verify'),
   require('./validate'),
+  require('./validate-policy'),
   require('./license-create'),
   require('./get'),
 ];
