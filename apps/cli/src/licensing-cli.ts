@@ -197,6 +197,17 @@ function buildProgram(io: CliIo): Command {
       .addOption(new Option('--overage <rule>', 'activations past max machines').choices(OVERAGE_RULES))
       .addOption(
         new Option('--machine-matching <rule>', 'components that must match').choices(MATCHING_RULES),
+      )
+      .option('--max-uses <n>', "uses each license may count ('none': no limit)", optionalInteger)
+      .addOption(
+        new Option('--uses-reset <period>', "when uses go back to 0, UTC ('none': never)").choices(
+          USES_RESET_PERIODS,
+        ),
+      )
+      .option(
+        '--entitlements <codes>',
+        "comma-separated entitlement codes its licenses hold ('': none)",
+        csv,
       );
   policyOptions(api(policies.command('create').description('Create a policy')))
     .requiredOption('--product-id <id>', 'the product')
@@ -216,6 +227,9 @@ function buildProgram(io: CliIo): Command {
     'check_in_interval_days',
     'overage',
     'machine_matching',
+    'max_uses',
+    'uses_reset',
+    'entitlements',
   ]);
   policyOptions(api(policies.command('update').description('Change a policy').argument('<id>')))
     .option('--name <name>', 'its name')
@@ -524,6 +538,7 @@ function productBody(o: Record<string, unknown>, create: boolean): Record<string
 const LICENSE_TYPES = ['perpetual', 'subscription', 'trial', 'node_locked', 'floating'];
 const OVERAGE_RULES = ['none', '1.25x', '1.5x', '2x', 'always'];
 const MATCHING_RULES = ['any', 'two', 'most', 'all'];
+const USES_RESET_PERIODS = ['day', 'week', 'month', 'none'];
 const POLICY_COLUMNS = ['id', 'name', 'product_id', 'license_type', 'duration_days', 'max_machines'];
 
 function policyBody(o: Record<string, unknown>, create: boolean): Record<string, unknown> {
@@ -539,6 +554,9 @@ function policyBody(o: Record<string, unknown>, create: boolean): Record<string,
     check_in_interval_days: orNull(o['checkInIntervalDays']),
     overage: o['overage'],
     machine_matching: o['machineMatching'],
+    max_uses: orNull(o['maxUses']),
+    uses_reset: orNull(o['usesReset']),
+    entitlements: o['entitlements'],
   });
 }
 

@@ -76,6 +76,7 @@ describe('license checkout', () => {
         heartbeat_grace_seconds: 60,
         check_in_interval_days: 7,
         machine_matching: 'most',
+        uses_reset: 'month',
       });
       expect(created.status).toBe(201);
       const license = await createLicense(org.api, { policy_id: created.body.id, max_uses: 100 });
@@ -87,6 +88,7 @@ describe('license checkout', () => {
         max_machines: 2,
         max_processes: 3,
         max_uses: 100,
+        uses_reset: 'month',
         heartbeat_interval_seconds: 600,
         heartbeat_grace_seconds: 60,
         check_in_interval_days: 7,

@@ -39,6 +39,7 @@ describe('a PostgreSQL outage under every service', () => {
         PRODUCT_DELETION_SWEEP_MS: every,
         LICENSE_EXPIRY_SWEEP_MS: every,
         ACTIVATION_SWEEP_MS: every,
+        USES_RESET_SWEEP_MS: every,
       },
     });
     org = await stack.newOrganization();

@@ -52,7 +52,7 @@ describe('entitlements and metered usage', () => {
 
   beforeAll(async () => {
     stack = await startStack({
-      env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_POLL_MS: '50' },
+      env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_POLL_MS: '50', USES_RESET_SWEEP_MS: '100' },
     });
     [org, other] = await Promise.all([stack.newOrganization(), stack.newOrganization()]);
     recorder = await EventRecorder.start(stack.namespace);
@@ -321,6 +321,21 @@ describe('entitlements and metered usage', () => {
       await org.api.request('DELETE', `/api/v1/licenses/${license.id}/entitlements`, {
         codes: [entitlement.code],
       });
+      expect((await org.api.delete(`/api/v1/entitlements/${entitlement.id}`)).status).toBe(200);
+    });
+
+    it('refuses to delete an entitlement a policy grants (409), and allows it once the policy drops it', async () => {
+      const entitlement = await newEntitlement();
+      const policy = await org.api.post('/api/v1/policies', {
+        product_id: productId,
+        name: 'Granting',
+        entitlements: [entitlement.code],
+      });
+      expect(policy.status).toBe(201);
+      const refused = await org.api.delete(`/api/v1/entitlements/${entitlement.id}`);
+      expect(problem(refused)).toBe('409 conflict');
+      expect(refused.body.detail).toContain('policies');
+      await org.api.patch(`/api/v1/policies/${policy.body.id}`, { entitlements: [] });
       expect((await org.api.delete(`/api/v1/entitlements/${entitlement.id}`)).status).toBe(200);
     });
 
@@ -609,6 +624,37 @@ describe('entitlements and metered usage', () => {
       expect(await meteredOf()).toEqual({ increments: 3, uses_counted: 8 });
       const { body } = await org.api.get(`/api/v1/licenses/${license.id}/usage`);
       expect(body).toMatchObject({ syncs: 0, last_increment_at: expect.any(String) });
+    });
+
+    it("writes down a past period's reset: uses 0 and license.usage_reset without an increment", async () => {
+      const policy = await org.api.post('/api/v1/policies', {
+        product_id: productId,
+        name: 'Weekly',
+        max_uses: 10,
+        uses_reset: 'week',
+      });
+      expect(policy.status).toBe(201);
+      const license = await newLicense({ policy_id: policy.body.id });
+      const current = await newLicense({ policy_id: policy.body.id });
+      for (const { id } of [license, current]) await usageOf(org.api, id, 4);
+      // The first count began before this ISO week; the second in it.
+      await sql(`UPDATE license.licenses SET uses_period_start = now() - interval '8 days' WHERE id = $1`, [
+        license.id,
+      ]);
+      const reset = await recorder.waitFor('license.usage_reset', (e) => e.data.id === license.id, 15_000);
+      expect(reset.data).toMatchObject({ uses: 0, max_uses: 10 });
+      expect((await org.api.get(`/api/v1/licenses/${license.id}`)).body.uses).toBe(0);
+      await waitFor(
+        () =>
+          receiver.received.some(
+            (hook) => hook.body.type === 'license.usage_reset' && hook.body.data.id === license.id,
+          ),
+        { what: 'the periodic reset delivered to the webhook' },
+      );
+      // The reset counts from now: the next increment adds to 0, once.
+      expect((await usageOf(org.api, license.id, 1)).body).toEqual({ uses: 1, max_uses: 10 });
+      expect((await org.api.get(`/api/v1/licenses/${current.id}`)).body.uses).toBe(4);
+      expect(recorder.of('license.usage_reset', (e) => e.data.id === current.id)).toEqual([]);
     });
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runLicensingCli } from '@licensing/app/cli';
 import { TestOrganization, TestStack, startStack } from './support/stack';
-import { productWithKeyPair } from './support/fixtures';
+import { productWithKeyPair, uniqueCode } from './support/fixtures';
 
 /** The `licensing` command line against the running platform, in-process, as an operator runs it. */
 describe('the licensing CLI', () => {
@@ -311,6 +311,8 @@ describe('the licensing CLI', () => {
 
   it('manages policies and issues licenses that follow one', async () => {
     const { product } = await productWithKeyPair(org.api);
+    const code = uniqueCode('ent');
+    expect((await org.api.post('/api/v1/entitlements', { code, name: code })).status).toBe(201);
     const created = await cli(
       'policies',
       'create',
@@ -328,6 +330,10 @@ describe('the licensing CLI', () => {
       '2',
       '--overage',
       '1.5x',
+      '--max-uses',
+      '100',
+      '--uses-reset',
+      'month',
       '--json',
     );
     expect(created.err).toBe('');
@@ -337,6 +343,9 @@ describe('the licensing CLI', () => {
       duration_days: null,
       max_machines: 3,
       overage: '1.5x',
+      max_uses: 100,
+      uses_reset: 'month',
+      entitlements: [],
     });
     const id = created.json.id as string;
     const updated = await cli(
@@ -347,9 +356,18 @@ describe('the licensing CLI', () => {
       'none',
       '--max-machines',
       '4',
+      '--uses-reset',
+      'none',
+      '--entitlements',
+      code,
       '--json',
     );
-    expect(updated.json).toMatchObject({ max_processes: null, max_machines: 4 });
+    expect(updated.json).toMatchObject({
+      max_processes: null,
+      max_machines: 4,
+      uses_reset: null,
+      entitlements: [code],
+    });
     expect((await cli('policies', 'list', '--product-id', product.id, '--json')).json.total).toBe(1);
     expect((await cli('policies', 'get', id)).out).toMatch(/max_machines\s+4/);
     const license = await cli('licenses', 'create', '--policy-id', id, '--json');
@@ -358,6 +376,8 @@ describe('the licensing CLI', () => {
       product_id: product.id,
       max_seats: 4,
       valid_until: null,
+      max_uses: 100,
+      entitlements: [code],
     });
     const refused = await cli('policies', 'delete', id);
     expect(refused.code).toBe(1);

@@ -1,6 +1,14 @@
 import { ApiClient, EventRecorder, waitFor } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
-import { createLicense, expireLicenseInDatabase, productWithKeyPair, sql } from './support/fixtures';
+import {
+  apiKeyWithScopes,
+  createLicense,
+  decodeBlob,
+  expireLicenseInDatabase,
+  productWithKeyPair,
+  sql,
+  uniqueCode,
+} from './support/fixtures';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 describe('policies', () => {
@@ -18,10 +26,28 @@ describe('policies', () => {
     createLicense(org.api, { policy_id: policyId, ...body });
   const activate = (api: ApiClient, body: Record<string, unknown>) => api.post('/api/v1/activations', body);
   const validate = (body: Record<string, unknown>) => org.api.post('/api/v1/licenses/validate', body);
+  const newEntitlement = async () => {
+    const code = uniqueCode('ent');
+    expect((await org.api.post('/api/v1/entitlements', { code, name: code })).status).toBe(201);
+    return code;
+  };
+  const usageOf = (api: ApiClient, licenseId: string, increment: number) =>
+    api.post(`/api/v1/licenses/${licenseId}/usage`, { increment });
+  /** Moves the start of the license's count back, as if its period had ended `interval` ago. */
+  const countSince = (licenseId: string, interval: string) =>
+    sql(`UPDATE license.licenses SET uses_period_start = now() - $2::interval WHERE id = $1`, [
+      licenseId,
+      interval,
+    ]);
 
   beforeAll(async () => {
     stack = await startStack({
-      env: { ACTIVATION_SWEEP_MS: '100', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+      // The uses-reset sweeper stays out of the way: these tests prove the increment's own reset.
+      env: {
+        ACTIVATION_SWEEP_MS: '100',
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        USES_RESET_SWEEP_MS: '3600000',
+      },
     });
     recorder = await EventRecorder.start(stack.namespace);
     org = await stack.newOrganization();
@@ -43,11 +69,14 @@ describe('policies', () => {
         duration_days: 30,
         max_machines: 1,
         max_processes: null,
+        max_uses: null,
+        uses_reset: null,
         heartbeat_interval_seconds: null,
         heartbeat_grace_seconds: 0,
         check_in_interval_days: null,
         overage: 'none',
         machine_matching: 'all',
+        entitlements: [],
         created_at: expect.any(String),
         updated_at: expect.any(String),
       });
@@ -70,6 +99,12 @@ describe('policies', () => {
         [{ overage: '3x' }, 'overage'],
         [{ machine_matching: 'three' }, 'machine_matching'],
         [{ entitlementz: [] }, 'entitlementz'],
+        [{ max_uses: -1 }, 'max_uses'],
+        [{ max_uses: 2_000_000_001 }, 'max_uses'],
+        [{ max_uses: 1.5 }, 'max_uses'],
+        [{ uses_reset: 'year' }, 'uses_reset'],
+        [{ entitlements: 'pdf' }, 'entitlements'],
+        [{ entitlements: ['Bad Code'] }, 'entitlements'],
         [{ license_type: 'perpetual', duration_days: 10 }, 'duration_days'],
         [{ license_type: 'node_locked', max_machines: 2 }, 'max_machines'],
       ];
@@ -446,5 +481,202 @@ describe('policies', () => {
       ).toBe(404);
       expect((await machineApi.get(`/api/v1/activations/${other.body.id}/processes`)).status).toBe(404);
     });
+  });
+
+  describe('entitlements of a policy', () => {
+    it('grants a sorted list on create, replaces it on PATCH, and refuses unknown codes (422)', async () => {
+      const [a, b, c] = [await newEntitlement(), await newEntitlement(), await newEntitlement()];
+      const policy = await newPolicy({ entitlements: [c, a, a] });
+      expect(policy.entitlements).toEqual([a, c].sort());
+      expect((await org.api.get(`/api/v1/policies/${policy.id}`)).body.entitlements).toEqual([a, c].sort());
+      const listed = await org.api.get(`/api/v1/policies?product_id=${productId}&per_page=100`);
+      expect(listed.body.policies.find((p: { id: string }) => p.id === policy.id).entitlements).toEqual(
+        [a, c].sort(),
+      );
+      const replaced = await org.api.patch(`/api/v1/policies/${policy.id}`, { entitlements: [b] });
+      expect(replaced.body.entitlements).toEqual([b]);
+      // A PATCH without the field keeps the list.
+      expect((await org.api.patch(`/api/v1/policies/${policy.id}`, { name: 'n' })).body.entitlements).toEqual(
+        [b],
+      );
+
+      const stranger = await stack.newOrganization();
+      const theirs = uniqueCode('theirs');
+      await stranger.api.post('/api/v1/entitlements', { code: theirs, name: theirs });
+      const unknown = await org.api.post('/api/v1/policies', {
+        product_id: productId,
+        name: 'x',
+        entitlements: [a, 'no-such-thing', theirs],
+      });
+      expect(unknown.body).toMatchObject({ status: 422, code: 'unknown_entitlement' });
+      expect(unknown.body.detail).toContain('no-such-thing');
+      expect(unknown.body.detail).toContain(theirs);
+      expect(unknown.body.detail).not.toContain(a);
+      const patched = await org.api.patch(`/api/v1/policies/${policy.id}`, {
+        entitlements: ['no-such-thing'],
+      });
+      expect(patched.body).toMatchObject({ status: 422, code: 'unknown_entitlement' });
+      expect((await org.api.get(`/api/v1/policies/${policy.id}`)).body.entitlements).toEqual([b]);
+      await recorder.waitFor(
+        'policy.updated',
+        (e) => e.data.id === policy.id && e.data.entitlements[0] === b,
+      );
+    });
+
+    it("gives licenses the union of the policy's and their own, in answers, files and validate", async () => {
+      const [granted, own, later] = [await newEntitlement(), await newEntitlement(), await newEntitlement()];
+      const policy = await newPolicy({ entitlements: [granted] });
+      const license = await licenseOf(policy.id);
+      expect(license.entitlements).toEqual([granted]);
+      expect(decodeBlob(license.license_blob).claims.entitlements).toEqual([granted]);
+      const attached = await org.api.post(`/api/v1/licenses/${license.id}/entitlements`, { codes: [own] });
+      expect(attached.body.entitlements).toEqual([granted, own].sort());
+      expect(decodeBlob(attached.body.license_blob).claims.entitlements).toEqual([granted, own].sort());
+
+      // Detaching a code the license holds only through its policy changes nothing.
+      const detached = await org.api.request('DELETE', `/api/v1/licenses/${license.id}/entitlements`, {
+        codes: [granted],
+      });
+      expect(detached.status).toBe(200);
+      expect(detached.body.entitlements).toEqual([granted, own].sort());
+      expect(detached.body.license_blob).toBe(attached.body.license_blob);
+
+      expect((await validate({ key: license.serial, entitlements: [granted, own] })).body.code).toBe('VALID');
+      expect((await validate({ key: license.serial, entitlements: [later] })).body).toMatchObject({
+        valid: false,
+        code: 'ENTITLEMENTS_MISSING',
+      });
+
+      // A policy change applies at once online; the file issued before keeps its claims.
+      await org.api.patch(`/api/v1/policies/${policy.id}`, { entitlements: [later] });
+      const now = (await org.api.get(`/api/v1/licenses/${license.id}`)).body;
+      expect(now.entitlements).toEqual([later, own].sort());
+      expect(decodeBlob(now.license_blob).claims.entitlements).toEqual([granted, own].sort());
+      expect((await validate({ key: license.serial, entitlements: [later] })).body.code).toBe('VALID');
+      expect((await validate({ key: license.serial, entitlements: [granted] })).body.code).toBe(
+        'ENTITLEMENTS_MISSING',
+      );
+      const summary = (await validate({ key: license.serial })).body.license;
+      expect(summary.entitlements).toEqual([later, own].sort());
+      await recorder.waitFor(
+        'license.updated',
+        (e) => e.data.id === license.id && e.data.entitlements.join() === [later, own].sort().join(),
+      );
+
+      // A checkout signs the union as it is now.
+      const checkout = await org.api.post(`/api/v1/licenses/${license.id}/checkout`, {});
+      expect(checkout.status).toBe(200);
+      expect(decodeBlob(checkout.body.license_blob).claims.entitlements).toEqual([later, own].sort());
+    });
+  });
+
+  describe('max_uses of a policy', () => {
+    it('is inherited unless the license sets it; a policy PATCH moves the inherited ones only', async () => {
+      const policy = await newPolicy({ max_uses: 10 });
+      expect(policy.max_uses).toBe(10);
+      const inherits = await licenseOf(policy.id);
+      const own = await licenseOf(policy.id, { max_uses: 5 });
+      const unlimited = await licenseOf(policy.id, { max_uses: null });
+      const patched = await licenseOf(policy.id);
+      const revoked = await licenseOf(policy.id);
+      expect([inherits, own, unlimited].map((l) => l.max_uses)).toEqual([10, 5, null]);
+      expect((await org.api.patch(`/api/v1/licenses/${patched.id}`, { max_uses: 7 })).body.max_uses).toBe(7);
+      await org.api.delete(`/api/v1/licenses/${revoked.id}`);
+
+      const changed = await org.api.patch(`/api/v1/policies/${policy.id}`, { max_uses: 20 });
+      expect(changed.body.max_uses).toBe(20);
+      const maxUsesOf = async (id: string) => (await org.api.get(`/api/v1/licenses/${id}`)).body.max_uses;
+      expect(await maxUsesOf(inherits.id)).toBe(20);
+      expect(await maxUsesOf(own.id)).toBe(5);
+      expect(await maxUsesOf(unlimited.id)).toBeNull();
+      expect(await maxUsesOf(patched.id)).toBe(7);
+      expect(await maxUsesOf(revoked.id)).toBe(10);
+      await recorder.waitFor('license.updated', (e) => e.data.id === inherits.id && e.data.max_uses === 20);
+      // The increment reads the moved limit.
+      expect((await usageOf(org.api, inherits.id, 20)).body).toEqual({ uses: 20, max_uses: 20 });
+      expect((await usageOf(org.api, inherits.id, 1)).body.code).toBe('usage_limit_exceeded');
+
+      // Back to no limit, and only the inherited license follows; max_seats is left as it was.
+      await org.api.patch(`/api/v1/policies/${policy.id}`, { max_uses: null });
+      expect(await maxUsesOf(inherits.id)).toBeNull();
+      expect(await maxUsesOf(own.id)).toBe(5);
+      expect((await org.api.get(`/api/v1/licenses/${inherits.id}`)).body.max_seats).toBe(1);
+      const moved = recorder.of('license.updated', (e) => e.data.id === own.id || e.data.id === unlimited.id);
+      expect(moved).toEqual([]);
+    });
+  });
+
+  describe('usage resets', () => {
+    it('counts from 0 at the first increment of a new period, and not before', async () => {
+      const policy = await newPolicy({ max_uses: 10, uses_reset: 'day' });
+      const license = await licenseOf(policy.id);
+      expect((await usageOf(org.api, license.id, 10)).body).toEqual({ uses: 10, max_uses: 10 });
+      expect((await usageOf(org.api, license.id, 1)).body.code).toBe('usage_limit_exceeded');
+      // Still today: a count that began an hour ago (or at 00:00) is today's.
+      await sql(
+        `UPDATE license.licenses SET uses_period_start = date_trunc('day', now(), 'UTC') WHERE id = $1`,
+        [license.id],
+      );
+      expect((await usageOf(org.api, license.id, 1)).body.code).toBe('usage_limit_exceeded');
+
+      // The count began yesterday: the day has turned.
+      await countSince(license.id, '1 day');
+      expect((await org.api.get(`/api/v1/licenses/${license.id}`)).body.uses).toBe(10);
+      expect((await usageOf(org.api, license.id, 3)).body).toEqual({ uses: 3, max_uses: 10 });
+      expect((await usageOf(org.api, license.id, 2)).body).toEqual({ uses: 5, max_uses: 10 });
+      const [row] = await sql(
+        `SELECT uses_period_start = date_trunc('day', now(), 'UTC') AS today FROM license.licenses WHERE id = $1`,
+        [license.id],
+      );
+      expect(row.today).toBe(true);
+      await recorder.waitFor(
+        'license.usage_incremented',
+        (e) => e.data.id === license.id && e.data.uses === 3 && e.data.increment === 3,
+      );
+
+      // Monthly: a count from 40 days ago is last month's; one from this month's start is not.
+      const monthly = await licenseOf((await newPolicy({ max_uses: 2, uses_reset: 'month' })).id);
+      await usageOf(org.api, monthly.id, 2);
+      await sql(
+        `UPDATE license.licenses SET uses_period_start = date_trunc('month', now(), 'UTC') WHERE id = $1`,
+        [monthly.id],
+      );
+      expect((await usageOf(org.api, monthly.id, 1)).body.code).toBe('usage_limit_exceeded');
+      await countSince(monthly.id, '40 days');
+      expect((await usageOf(org.api, monthly.id, 1)).body).toEqual({ uses: 1, max_uses: 2 });
+
+      // Without uses_reset, uses never go back to 0.
+      const never = await licenseOf((await newPolicy({ max_uses: 1 })).id);
+      await usageOf(org.api, never.id, 1);
+      await countSince(never.id, '400 days');
+      expect((await usageOf(org.api, never.id, 1)).body.code).toBe('usage_limit_exceeded');
+    });
+
+    it('a policy that gains uses_reset applies it to its licenses at once', async () => {
+      const policy = await newPolicy({ max_uses: 1 });
+      const license = await licenseOf(policy.id);
+      await usageOf(org.api, license.id, 1);
+      await countSince(license.id, '8 days');
+      expect((await usageOf(org.api, license.id, 1)).body.code).toBe('usage_limit_exceeded');
+      await org.api.patch(`/api/v1/policies/${policy.id}`, { uses_reset: 'week' });
+      expect((await usageOf(org.api, license.id, 1)).body).toEqual({ uses: 1, max_uses: 1 });
+    });
+
+    it('is exact right after a rollover: 200 parallel increments against max_uses 50, exactly 50 succeed', async () => {
+      const policy = await newPolicy({ max_uses: 50, uses_reset: 'day' });
+      const license = await licenseOf(policy.id);
+      await usageOf(org.api, license.id, 50);
+      await countSince(license.id, '1 day');
+      const { api: client } = await apiKeyWithScopes(org.api, ['client']);
+      const answers = await Promise.all(Array.from({ length: 200 }, () => usageOf(client, license.id, 1)));
+      const counted = answers.filter((a) => a.status === 200);
+      expect(counted).toHaveLength(50);
+      for (const answer of answers.filter((a) => a.status !== 200))
+        expect(answer.body.code).toBe('usage_limit_exceeded');
+      expect(counted.map((a) => a.body.uses as number).sort((x, y) => x - y)).toEqual(
+        Array.from({ length: 50 }, (_, i) => i + 1),
+      );
+      expect((await org.api.get(`/api/v1/licenses/${license.id}`)).body.uses).toBe(50);
+    }, 60_000);
   });
 });

@@ -21,6 +21,7 @@ import { LicenseEntity } from './licenses/license.entity';
 import { LicensesModule } from './licenses/licenses.module';
 import { LICENSE_MIGRATIONS } from './migrations';
 import { PolicyEntity } from './policies/policy.entity';
+import { PolicyEntitlementEntity } from './policies/policy-entitlement.entity';
 import { PoliciesModule } from './policies/policies.module';
 import { ProcessEntity } from './activations/process.entity';
 import { RestoreModule } from './restore/restore.module';
@@ -41,6 +42,7 @@ export const LICENSE_ENTITIES = [
   LicenseTokenEntity,
   EntitlementEntity,
   LicenseEntitlementEntity,
+  PolicyEntitlementEntity,
   RevocationListEntity,
   StreamCheckpointEntity,
   OutboxEventEntity,

@@ -30,6 +30,12 @@ export const licenseServiceEnv = {
     min: 50,
     description: 'How often activations past their heartbeat deadline are removed (activation.expired)',
   }),
+  USES_RESET_SWEEP_MS: env.int({
+    default: 60_000,
+    min: 50,
+    description:
+      "How often licenses still showing uses of a past period of their policy's uses_reset get them back to 0 (license.usage_reset)",
+  }),
   REVOCATION_LIST_NEXT_UPDATE_SECONDS: env.int({
     default: 86_400,
     min: 60,

@@ -185,7 +185,7 @@ describe('buildCheckoutClaims', () => {
   });
 
   it("carries an activation's fingerprint and the extra claims, which read back", () => {
-    const policy = { id: 'p-1', max_machines: 3, max_uses: null, overage: 'none' };
+    const policy = { id: 'p-1', max_machines: 3, max_uses: 50, uses_reset: 'month', overage: 'none' };
     const claims = buildCheckoutClaims(
       input({ entitlements: ['cloud-sync'] }),
       { expiresAt, fingerprint: 'machine-a' },
@@ -199,6 +199,7 @@ describe('buildCheckoutClaims', () => {
     ['a fingerprint that is not a string', { fingerprint: 7 }],
     ['a policy that is not an object', { policy: ['max_machines'] }],
     ['a policy limit of the wrong type', { policy: { max_machines: '3' } }],
+    ['a uses_reset that is not a string', { policy: { uses_reset: 1 } }],
   ])('is not read back with %s', (_name, extra) => {
     expect(readLicenseClaims({ ...buildClaims(input()), ...extra })).toBeUndefined();
   });

@@ -22,6 +22,8 @@ export interface PolicyLimits {
   max_machines?: number | null;
   max_processes?: number | null;
   max_uses?: number | null;
+  /** When the license's uses go back to 0: `day`, `week` or `month` (UTC); null: never. */
+  uses_reset?: string | null;
   heartbeat_interval_seconds?: number | null;
   heartbeat_grace_seconds?: number | null;
   check_in_interval_days?: number | null;
@@ -226,7 +228,8 @@ function isPolicyLimits(value: unknown): value is PolicyLimits {
   const p = value as Record<string, unknown>;
   return (
     POLICY_COUNTS.every((name) => p[name] === undefined || isNullableCount(p[name])) &&
-    POLICY_STRINGS.every((name) => p[name] === undefined || isString(p[name]))
+    POLICY_STRINGS.every((name) => p[name] === undefined || isString(p[name])) &&
+    (p['uses_reset'] === undefined || p['uses_reset'] === null || isString(p['uses_reset']))
   );
 }
 

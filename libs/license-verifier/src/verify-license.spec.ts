@@ -317,7 +317,7 @@ describe('verifyLicense', () => {
     });
 
     it('exposes the policy limits when the file carries them', async () => {
-      const policy = { id: 'p-1', max_machines: 3, max_processes: null, overage: '1.5x' };
+      const policy = { id: 'p-1', max_machines: 3, max_processes: null, uses_reset: 'day', overage: '1.5x' };
       expect((await at(checkout(undefined, { policy }), NOW)).license?.policy).toEqual(policy);
     });
 

@@ -116,11 +116,11 @@ export interface paths {
         put?: never;
         /**
          * Create a policy
-         * @description Creates a licensing model for a product. A license created with `policy_id` takes the policy's `license_type`, its validity (`duration_days`, which defaults to the product's `default_valid_days`; `null` is perpetual) and `max_seats` (`max_machines`) unless the request gives them. The other limits (processes per machine, heartbeat interval and grace, check-in interval, overage, component matching) apply to its licenses on every online path, and a change applies at once. Publishes `policy.created`.
+         * @description Creates a licensing model for a product. A license created with `policy_id` takes the policy's `license_type`, its validity (`duration_days`, which defaults to the product's `default_valid_days`; `null` is perpetual), `max_seats` (`max_machines`) and `max_uses` unless the request gives them. Its licenses hold the policy's `entitlements` beside their own. The other limits (processes per machine, heartbeat interval and grace, check-in interval, overage, component matching, `uses_reset`) apply to its licenses on every online path, and a change applies at once. With `uses_reset`, the `uses` of its licenses go back to 0 at each UTC day, ISO week (Monday 00:00 UTC) or month. Publishes `policy.created`.
          *
          *     **Who may call it:** an API key with scope `admin`.
          *
-         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `413 payload_too_large`, `429 rate_limited`, `503 unavailable`.
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `413 payload_too_large`, `422 unknown_entitlement`, `429 rate_limited`, `503 unavailable`.
          */
         post: operations["createPolicy"];
         delete?: never;
@@ -160,11 +160,11 @@ export interface paths {
         head?: never;
         /**
          * Change a policy
-         * @description Changes the fields the body holds; `product_id` never changes (a `400`). The change applies at once to its licenses on every online path: a new `max_machines` becomes the `max_seats` of every license that did not set its own, and the other limits are read from the policy. `license_type` and `duration_days` apply to licenses created from now on. License files already issued keep their claims. Publishes `policy.updated` (and `license.updated` for each license whose `max_seats` moved).
+         * @description Changes the fields the body holds; `product_id` never changes (a `400`). The change applies at once to its licenses on every online path: a new `max_machines` becomes the `max_seats`, and a new `max_uses` the `max_uses`, of every license that did not set its own; `entitlements` replaces the list, and every license holds the new one beside its own; the other limits are read from the policy. `license_type` and `duration_days` apply to licenses created from now on. License files already issued keep their claims until the next checkout or signing. Publishes `policy.updated` (and `license.updated` for each license whose `max_seats`, `max_uses` or `entitlements` changed).
          *
          *     **Who may call it:** an API key with scope `admin`.
          *
-         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `413 payload_too_large`, `429 rate_limited`, `503 unavailable`.
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `413 payload_too_large`, `422 unknown_entitlement`, `429 rate_limited`, `503 unavailable`.
          */
         patch: operations["updatePolicy"];
         trace?: never;
@@ -517,7 +517,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an entitlement
-         * @description Deletes an entitlement for good. Refused while a license holds it: detach it first. Publishes `entitlement.deleted`.
+         * @description Deletes an entitlement for good. Refused while a license holds it of its own or a policy grants it: detach it, or take it out of the policy, first. Publishes `entitlement.deleted`.
          *
          *     **Who may call it:** an API key with scope `admin`.
          *
@@ -548,7 +548,7 @@ export interface paths {
         put?: never;
         /**
          * Attach entitlements to a license
-         * @description Adds entitlements of the catalog, by code, to the license. Codes it holds already are left as they are. When its entitlements change the license is signed again: the answer holds a new `license_blob` whose `entitlements` claim lists them. Files downloaded before keep their claims. Publishes `license.updated` (nothing when nothing changed).
+         * @description Adds entitlements of the catalog, by code, to the license. Codes it holds already are left as they are; a code its policy grants becomes its own too, and stays if the policy drops it. When its entitlements change the license is signed again: the answer holds a new `license_blob` whose `entitlements` claim lists them. Files downloaded before keep their claims. Publishes `license.updated` (nothing when nothing changed).
          *
          *     **Who may call it:** an API key with scope `admin`.
          *
@@ -557,7 +557,7 @@ export interface paths {
         post: operations["attachLicenseEntitlements"];
         /**
          * Detach entitlements from a license
-         * @description Removes entitlements, by code, from the license; codes of the catalog it does not hold are left alone. When its entitlements change the license is signed again, as for attach. Publishes `license.updated` (nothing when nothing changed).
+         * @description Removes entitlements, by code, from the license; codes of the catalog it does not hold are left alone. A code its policy grants stays in `entitlements`: change the policy to take it away. When its entitlements change the license is signed again, as for attach. Publishes `license.updated` (nothing when nothing changed).
          *
          *     **Who may call it:** an API key with scope `admin`.
          *
@@ -1652,6 +1652,21 @@ export interface components {
             max_machines?: number;
             /** @description Processes per machine; null: no limit */
             max_processes?: number | null;
+            /** @description The max_uses of the policy's licenses, unless a license sets its own; null: no limit */
+            max_uses?: number | null;
+            /**
+             * @description When the licenses' uses go back to 0: at each UTC day, ISO week (Monday) or month. null: never
+             * @enum {string|null}
+             */
+            uses_reset?: "day" | "week" | "month" | null;
+            /**
+             * @description Entitlement codes every license of the policy holds, beside its own. A PATCH replaces the list
+             * @default []
+             * @example [
+             *       "export.pdf"
+             *     ]
+             */
+            entitlements?: string[];
             /** @description Seconds a machine or process may go without a heartbeat; replaces the product's activation_heartbeat_interval. null: no heartbeat required */
             heartbeat_interval_seconds?: number | null;
             /**
@@ -1684,6 +1699,13 @@ export interface components {
             duration_days: number | null;
             max_machines: number;
             max_processes: number | null;
+            /** @description null: no limit */
+            max_uses: number | null;
+            /**
+             * @description null: never
+             * @enum {string|null}
+             */
+            uses_reset: "day" | "week" | "month" | null;
             heartbeat_interval_seconds: number | null;
             heartbeat_grace_seconds: number;
             check_in_interval_days: number | null;
@@ -1691,6 +1713,8 @@ export interface components {
             overage: "none" | "1.25x" | "1.5x" | "2x" | "always";
             /** @enum {string} */
             machine_matching: "any" | "two" | "most" | "all";
+            /** @description Sorted by code point */
+            entitlements: string[];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1712,6 +1736,21 @@ export interface components {
             max_machines?: number;
             /** @description Processes per machine; null: no limit */
             max_processes?: number | null;
+            /** @description The max_uses of the policy's licenses, unless a license sets its own; null: no limit */
+            max_uses?: number | null;
+            /**
+             * @description When the licenses' uses go back to 0: at each UTC day, ISO week (Monday) or month. null: never
+             * @enum {string|null}
+             */
+            uses_reset?: "day" | "week" | "month" | null;
+            /**
+             * @description Entitlement codes every license of the policy holds, beside its own. A PATCH replaces the list
+             * @default []
+             * @example [
+             *       "export.pdf"
+             *     ]
+             */
+            entitlements?: string[];
             /** @description Seconds a machine or process may go without a heartbeat; replaces the product's activation_heartbeat_interval. null: no heartbeat required */
             heartbeat_interval_seconds?: number | null;
             /**
@@ -1745,7 +1784,7 @@ export interface components {
             product_id?: string;
             /**
              * Format: uuid
-             * @description The policy the license follows: its license_type, validity (duration_days) and max_seats (max_machines) unless the request gives them, and its limits on every online path
+             * @description The policy the license follows: its license_type, validity (duration_days), max_seats (max_machines) and max_uses unless the request gives them, its entitlements, and its limits on every online path
              */
             policy_id?: string;
             /**
@@ -1763,7 +1802,7 @@ export interface components {
             /** @default 1 */
             max_seats?: number;
             hardware_binding?: components["schemas"]["HardwareBindingDto"] | null;
-            /** @description How many uses the license may count (POST /licenses/{id}/usage); null: no limit */
+            /** @description How many uses the license may count (POST /licenses/{id}/usage); null: no limit. Defaults to its policy's max_uses; given, the license keeps it when the policy's changes */
             max_uses?: number | null;
         };
         HardwareBindingView: {
@@ -1794,7 +1833,7 @@ export interface components {
             /** Format: uuid */
             key_pair_id: string;
             /**
-             * @description The license's entitlement codes, sorted
+             * @description The license's entitlement codes: its policy's and its own, sorted
              * @example [
              *       "cloud-sync",
              *       "export.pdf"
@@ -1931,7 +1970,7 @@ export interface components {
             /** @default 1 */
             max_seats?: number;
             hardware_binding?: components["schemas"]["HardwareBindingDto"] | null;
-            /** @description How many uses the license may count (POST /licenses/{id}/usage); null: no limit */
+            /** @description How many uses the license may count (POST /licenses/{id}/usage); null: no limit. Defaults to its policy's max_uses; given, the license keeps it when the policy's changes */
             max_uses?: number | null;
             /**
              * Format: date-time
@@ -3205,7 +3244,12 @@ export interface operations {
                  *       "heartbeat_interval_seconds": 600,
                  *       "heartbeat_grace_seconds": 300,
                  *       "overage": "1.25x",
-                 *       "machine_matching": "most"
+                 *       "machine_matching": "most",
+                 *       "max_uses": 10000,
+                 *       "uses_reset": "month",
+                 *       "entitlements": [
+                 *         "export.pdf"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["CreatePolicyDto"];
@@ -3280,6 +3324,15 @@ export interface operations {
                      *       "detail": "The request body is larger than 1 MiB"
                      *     }
                      */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unknown_entitlement`: a code is not an entitlement of the organization; `detail` names each one */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
@@ -3477,7 +3530,10 @@ export interface operations {
                  * @example {
                  *       "max_machines": 10,
                  *       "overage": "1.5x",
-                 *       "heartbeat_grace_seconds": 900
+                 *       "heartbeat_grace_seconds": 900,
+                 *       "entitlements": [
+                 *         "export.pdf"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["UpdatePolicyDto"];
@@ -3543,6 +3599,15 @@ export interface operations {
                      *       "detail": "The request body is larger than 1 MiB"
                      *     }
                      */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unknown_entitlement`: a code is not an entitlement of the organization; `detail` names each one */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
@@ -5450,7 +5515,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
             };
-            /** @description `conflict`: a license holds the entitlement */
+            /** @description `conflict`: a license holds the entitlement, or a policy grants it */
             409: {
                 headers: {
                     [name: string]: unknown;

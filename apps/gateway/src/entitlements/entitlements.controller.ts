@@ -87,14 +87,15 @@ export class EntitlementsController {
     id: 'deleteEntitlement',
     summary: 'Delete an entitlement',
     description:
-      'Deletes an entitlement for good. Refused while a license holds it: detach it first. ' +
+      'Deletes an entitlement for good. Refused while a license holds it of its own or a policy ' +
+      'grants it: detach it, or take it out of the policy, first. ' +
       'Publishes `entitlement.deleted`.',
   })
   @HttpCode(200)
   @Answers(Messages.entitlement.delete)
   @ApiProblems(
     ['not_found', 'the entitlement does not exist in the organization'],
-    ['conflict', 'a license holds the entitlement'],
+    ['conflict', 'a license holds the entitlement, or a policy grants it'],
   )
   delete(@Param('id', uuidParam) id: string): Promise<MessageView> {
     return this.bus.send(Messages.entitlement.delete, { id });
@@ -113,7 +114,8 @@ export class LicenseEntitlementsController {
     summary: 'Attach entitlements to a license',
     description:
       'Adds entitlements of the catalog, by code, to the license. Codes it holds already are left as ' +
-      'they are. When its entitlements change the license is signed again: the answer holds a new ' +
+      'they are; a code its policy grants becomes its own too, and stays if the policy drops it. ' +
+      'When its entitlements change the license is signed again: the answer holds a new ' +
       '`license_blob` whose `entitlements` claim lists them. Files downloaded before keep their claims. ' +
       'Publishes `license.updated` (nothing when nothing changed).',
     example: { codes: ['export.pdf', 'cloud-sync'] },
@@ -137,7 +139,8 @@ export class LicenseEntitlementsController {
     summary: 'Detach entitlements from a license',
     description:
       'Removes entitlements, by code, from the license; codes of the catalog it does not hold are left ' +
-      'alone. When its entitlements change the license is signed again, as for attach. Publishes ' +
+      'alone. A code its policy grants stays in `entitlements`: change the policy to take it away. ' +
+      'When its entitlements change the license is signed again, as for attach. Publishes ' +
       '`license.updated` (nothing when nothing changed).',
     example: { codes: ['cloud-sync'] },
   })

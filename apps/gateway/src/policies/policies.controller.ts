@@ -29,10 +29,12 @@ export class PoliciesController {
     description:
       "Creates a licensing model for a product. A license created with `policy_id` takes the policy's " +
       "`license_type`, its validity (`duration_days`, which defaults to the product's " +
-      '`default_valid_days`; `null` is perpetual) and `max_seats` (`max_machines`) unless the request ' +
-      'gives them. The other limits (processes per machine, heartbeat interval and grace, check-in ' +
-      'interval, overage, component matching) apply to its licenses on every online path, and a ' +
-      'change applies at once. Publishes `policy.created`.',
+      '`default_valid_days`; `null` is perpetual), `max_seats` (`max_machines`) and `max_uses` unless ' +
+      "the request gives them. Its licenses hold the policy's `entitlements` beside their own. The " +
+      'other limits (processes per machine, heartbeat interval and grace, check-in interval, overage, ' +
+      'component matching, `uses_reset`) apply to its licenses on every online path, and a change ' +
+      'applies at once. With `uses_reset`, the `uses` of its licenses go back to 0 at each UTC day, ' +
+      'ISO week (Monday 00:00 UTC) or month. Publishes `policy.created`.',
     example: {
       product_id: '7d9e4f2a-1b3c-4d5e-8f60-718293a4b5c6',
       name: 'Floating, 5 machines',
@@ -44,11 +46,17 @@ export class PoliciesController {
       heartbeat_grace_seconds: 300,
       overage: '1.25x',
       machine_matching: 'most',
+      max_uses: 10000,
+      uses_reset: 'month',
+      entitlements: ['export.pdf'],
     },
   })
   @Idempotent()
   @Answers(Messages.policy.create, { status: 201 })
-  @ApiProblems(['not_found', 'the product `product_id` does not exist in the organization'])
+  @ApiProblems(
+    ['not_found', 'the product `product_id` does not exist in the organization'],
+    ['unknown_entitlement', 'a code is not an entitlement of the organization; `detail` names each one'],
+  )
   create(@Body() dto: CreatePolicyDto): Promise<PolicyView> {
     return this.bus.send(Messages.policy.create, dto);
   }
@@ -83,15 +91,25 @@ export class PoliciesController {
     summary: 'Change a policy',
     description:
       'Changes the fields the body holds; `product_id` never changes (a `400`). The change applies at ' +
-      'once to its licenses on every online path: a new `max_machines` becomes the `max_seats` of ' +
-      'every license that did not set its own, and the other limits are read from the policy. ' +
-      '`license_type` and `duration_days` apply to licenses created from now on. License files ' +
-      'already issued keep their claims. Publishes `policy.updated` (and `license.updated` for each ' +
-      'license whose `max_seats` moved).',
-    example: { max_machines: 10, overage: '1.5x', heartbeat_grace_seconds: 900 },
+      'once to its licenses on every online path: a new `max_machines` becomes the `max_seats`, and a ' +
+      'new `max_uses` the `max_uses`, of every license that did not set its own; `entitlements` ' +
+      'replaces the list, and every license holds the new one beside its own; the other limits are ' +
+      'read from the policy. `license_type` and `duration_days` apply to licenses created from now ' +
+      'on. License files already issued keep their claims until the next checkout or signing. ' +
+      'Publishes `policy.updated` (and `license.updated` for each license whose `max_seats`, ' +
+      '`max_uses` or `entitlements` changed).',
+    example: {
+      max_machines: 10,
+      overage: '1.5x',
+      heartbeat_grace_seconds: 900,
+      entitlements: ['export.pdf'],
+    },
   })
   @Answers(Messages.policy.update)
-  @ApiProblems(['not_found', 'the policy does not exist in the organization'])
+  @ApiProblems(
+    ['not_found', 'the policy does not exist in the organization'],
+    ['unknown_entitlement', 'a code is not an entitlement of the organization; `detail` names each one'],
+  )
   update(@Param('id', uuidParam) id: string, @Body() changes: UpdatePolicyDto): Promise<PolicyView> {
     return this.bus.send(Messages.policy.update, { id, changes });
   }

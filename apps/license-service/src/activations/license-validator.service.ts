@@ -15,6 +15,7 @@ import { sortCodes } from '../entitlements/license-entitlements';
 import { LicenseEntitlementEntity } from '../entitlements/license-entitlement.entity';
 import { LicenseEntity } from '../licenses/license.entity';
 import { PolicyEntity } from '../policies/policy.entity';
+import { PolicyEntitlementEntity } from '../policies/policy-entitlement.entity';
 import { ActivationEntity } from './activation.entity';
 import { toActivationView } from './activation.mapper';
 import { PolicyLimits, activationCode, licenseVerdict } from './validation-code';
@@ -35,7 +36,7 @@ const DETAILS: Record<ValidationCode, string> = {
 };
 
 /**
- * The license row, its entitlement codes, and its policy's limits under their own names (null
+ * The license row, its entitlement codes (its policy's and its own), and its policy's limits under their own names (null
  * without a policy).
  */
 type LicenseRow = LicenseEntity & {
@@ -66,6 +67,7 @@ export class LicenseValidator {
     const activations = dataSource.getMetadata(ActivationEntity).tablePath;
     const held = dataSource.getMetadata(LicenseEntitlementEntity).tablePath;
     const entitlements = dataSource.getMetadata(EntitlementEntity).tablePath;
+    const granted = dataSource.getMetadata(PolicyEntitlementEntity).tablePath;
     const select = columns
       .map((column) => `l."${column.databaseName}" AS "${column.propertyName}"`)
       .join(', ');
@@ -74,7 +76,10 @@ export class LicenseValidator {
       'validate-license-policy',
       `SELECT ${select},
               ARRAY(SELECT e.code FROM ${held} le JOIN ${entitlements} e ON e.id = le.entitlement_id
-                     WHERE le.license_id = l.id) AS "entitlementCodes",
+                     WHERE le.license_id = l.id
+                    UNION
+                    SELECT e.code FROM ${granted} pe JOIN ${entitlements} e ON e.id = pe.entitlement_id
+                     WHERE pe.policy_id = l.policy_id) AS "entitlementCodes",
               p.check_in_interval_days AS "policyCheckInIntervalDays",
               p.machine_matching AS "policyMachineMatching",
               CASE WHEN p.id IS NOT NULL THEN

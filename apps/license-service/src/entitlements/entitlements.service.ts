@@ -15,6 +15,7 @@ import { isForeignKeyViolation, isUniqueViolation, pageWindow } from '@licensing
 import { DomainError } from '@licensing/shared/errors';
 import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
 import { EntitlementEntity } from './entitlement.entity';
+import { PolicyEntitlementEntity } from '../policies/policy-entitlement.entity';
 import { LicenseEntitlementEntity } from './license-entitlement.entity';
 
 export function toEntitlementView(entitlement: EntitlementEntity): EntitlementView {
@@ -26,7 +27,7 @@ export function toEntitlementView(entitlement: EntitlementEntity): EntitlementVi
   };
 }
 
-/** The organization's entitlement catalog: codes that licenses (and, later, policies) grant. */
+/** The organization's entitlement catalog: codes that licenses and policies grant. */
 @Injectable()
 export class EntitlementsService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -107,11 +108,12 @@ export class EntitlementsService {
   }
 
   /**
-   * Refused while a license holds it. The foreign key decides when a concurrent attach races the
-   * check; either way the answer is a 409.
+   * Refused while a license holds it of its own or a policy grants it. The foreign keys decide when
+   * a concurrent attach or policy change races the check; either way the answer is a 409.
    */
   async delete(orgId: string, id: string): Promise<MessageView> {
-    const inUse = () => DomainError.conflict(`Entitlement ${id} is attached to licenses`);
+    const inUse = () =>
+      DomainError.conflict(`Entitlement ${id} is attached to licenses or granted by policies`);
     try {
       await this.dataSource.transaction(async (manager) => {
         const entitlement = await manager.findOne(EntitlementEntity, {
@@ -120,6 +122,7 @@ export class EntitlementsService {
         });
         if (!entitlement) throw DomainError.notFound('Entitlement', id);
         if (await manager.existsBy(LicenseEntitlementEntity, { entitlementId: id })) throw inUse();
+        if (await manager.existsBy(PolicyEntitlementEntity, { entitlementId: id })) throw inUse();
         await manager.delete(EntitlementEntity, { id });
         const view = toEntitlementView(entitlement);
         await recordEvent(manager, { type: 'entitlement.deleted', orgId, data: view });
@@ -132,7 +135,12 @@ export class EntitlementsService {
         });
       });
     } catch (error) {
-      if (isForeignKeyViolation(error, 'fk_license_entitlements_entitlement')) throw inUse();
+      if (
+        isForeignKeyViolation(error, 'fk_license_entitlements_entitlement') ||
+        isForeignKeyViolation(error, 'fk_policy_entitlements_entitlement')
+      ) {
+        throw inUse();
+      }
       throw error;
     }
     return { message: `Entitlement ${id} deleted` };

@@ -4,8 +4,8 @@ import { LicenseEntity } from '../licenses/license.entity';
 import { EntitlementEntity } from './entitlement.entity';
 
 /**
- * An entitlement a license holds of its own. A policy's entitlements will live in a table of the
- * same shape, and a license's entitlements are then the union of both.
+ * An entitlement a license holds of its own. A policy's entitlements live in policy_entitlements,
+ * of the same shape; a license's entitlements are the union of both.
  */
 @Entity({ name: 'license_entitlements' })
 // The foreign key's check on an entitlement's delete, and "is it in use", read this index.

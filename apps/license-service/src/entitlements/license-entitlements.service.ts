@@ -16,6 +16,10 @@ import { loadEntitlements, sortCodes } from './license-entitlements';
 /**
  * Attaches entitlements to a license and detaches them. A change signs the license again, so the
  * next download carries the new `entitlements` claim; files handed out before keep theirs.
+ *
+ * These change the license's own entitlements only. Detaching a code that the license also holds
+ * through its policy changes nothing it answers: the policy still grants it. Attaching one records
+ * it as the license's own, so that it stays when the policy stops granting it.
  */
 @Injectable()
 export class LicenseEntitlementsService {

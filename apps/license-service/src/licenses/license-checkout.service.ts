@@ -85,6 +85,7 @@ function checkoutExtraClaims(license: LicenseEntity): CheckoutExtraClaims {
       max_machines: license.maxSeats,
       max_processes: policy.maxProcesses,
       max_uses: license.maxUses,
+      uses_reset: policy.usesReset,
       heartbeat_interval_seconds: policy.heartbeatIntervalSeconds,
       heartbeat_grace_seconds: policy.heartbeatGraceSeconds,
       check_in_interval_days: policy.checkInIntervalDays,

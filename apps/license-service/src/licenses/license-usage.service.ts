@@ -20,8 +20,10 @@ import { loadEntitlements } from '../entitlements/license-entitlements';
 import { LicenseEntity } from './license.entity';
 import { toLicenseView } from './license.mapper';
 import { toSerialStatus } from './serial-statuses.service';
+import { usesAreStale, usesPeriodStart } from './uses-period';
+import { PolicyEntity } from '../policies/policy.entity';
 
-/** An increment is tried again when the license changed (PATCH, attach) between its read and its write. */
+/** An increment is tried again when the license or its policy changed between its read and its write. */
 const INCREMENT_ATTEMPTS = 5;
 
 /**
@@ -30,8 +32,12 @@ const INCREMENT_ATTEMPTS = 5;
  * increments never pass the limit and a refused one changes nothing. Each accepted increment is
  * published (`license.usage_incremented`) by the same statement, and the analytics service counts it.
  *
- * Periodic resets (a policy's `uses_reset`: day, week or month) are not built yet. A sweeper at the
- * UTC boundary will call `resetUses` for each license whose policy asks for it.
+ * Periodic resets (a policy's `uses_reset`: day, week or month, UTC) are lazy and exact: the same
+ * statement counts from 0 when the license's count began before the current period
+ * (`uses_period_start`), and moves `uses_period_start` to the period's start. The row lock orders
+ * it with every other write of the license, so no increment counts against the previous period
+ * after the boundary, and none is lost to a reset. The uses-reset sweeper (`resetUses`) writes the
+ * reset down for licenses that count nothing in the new period, so that answers show 0.
  */
 @Injectable()
 export class LicenseUsageService {
@@ -47,19 +53,29 @@ export class LicenseUsageService {
   ) {
     const table = (entity: new () => object) => dataSource.getMetadata(entity).tablePath;
     this.outboxChannel = outboxChannel((dataSource.options as { schema?: string }).schema);
-    // The license as it was read ($4: its updated_at), still active at $5 and within max_uses after
-    // the increment ($3); then its event, whose data.uses is the total the UPDATE returned, and the
-    // outbox's notification ($10, unless this process's relay is told directly). Nothing is written
-    // unless the license row matched. The row is locked only for this one statement.
+    // The uses began before the current period: they count as 0 (usesAreStale).
+    const stale = `($12::timestamptz IS NOT NULL
+                    AND (l.uses_period_start IS NULL OR l.uses_period_start < $12::timestamptz))`;
+    // The license as it was read ($4: its updated_at) with its policy as read ($13: its updated_at;
+    // null without a policy), still active at $5 and within max_uses after the increment ($3); its
+    // uses count from 0 when they began before the current period ($12; null: no reset). Then its
+    // event, whose data.uses is the total the UPDATE returned, and the outbox's notification ($10,
+    // unless this process's relay is told directly). Nothing is written unless the license row
+    // matched. The row is locked only for this one statement.
     this.incrementStatement = preparedStatement(
       dataSource,
       'license-usage-increment',
       `WITH license AS (
-         UPDATE ${table(LicenseEntity)} SET uses = uses + $3::bigint
-          WHERE id = $1::uuid AND org_id = $2::uuid AND updated_at = $4::timestamptz
-            AND status = 'active' AND (valid_until IS NULL OR valid_until > $5::timestamptz)
-            AND (max_uses IS NULL OR uses + $3::bigint <= max_uses)
-         RETURNING uses, max_uses
+         UPDATE ${table(LicenseEntity)} l
+            SET uses = (CASE WHEN ${stale} THEN 0 ELSE l.uses END) + $3::bigint,
+                uses_period_start = CASE WHEN ${stale} THEN $12::timestamptz ELSE l.uses_period_start END
+          WHERE l.id = $1::uuid AND l.org_id = $2::uuid AND l.updated_at = $4::timestamptz
+            AND l.status = 'active' AND (l.valid_until IS NULL OR l.valid_until > $5::timestamptz)
+            AND (l.max_uses IS NULL OR (CASE WHEN ${stale} THEN 0 ELSE l.uses END) + $3::bigint <= l.max_uses)
+            AND ($13::timestamptz IS NULL OR EXISTS (
+                  SELECT 1 FROM ${table(PolicyEntity)} p
+                   WHERE p.id = l.policy_id AND p.updated_at = $13::timestamptz))
+         RETURNING l.uses, l.max_uses
        ), outbox AS (
          INSERT INTO ${table(OutboxEventEntity)} (id, subject, payload, trace_context, created_at)
          SELECT $6::uuid, $7::varchar, jsonb_set($8::jsonb, '{data,uses}', to_jsonb(license.uses))::text,
@@ -73,9 +89,10 @@ export class LicenseUsageService {
   }
 
   /**
-   * Reads the license, refuses at once what it cannot count (not active, or past max_uses as read:
-   * uses only grow until a reset), then counts in one statement guarded by the read's updated_at.
-   * A statement that matched nothing means the license changed since the read: read it again.
+   * Reads the license and its policy, refuses at once what it cannot count (not active, or past
+   * max_uses as read: uses only grow within a period), then counts in one statement guarded by the
+   * reads' updated_at. A statement that matched nothing means the license or its policy changed
+   * since the read: read them again.
    */
   async increment(
     orgId: string,
@@ -89,13 +106,15 @@ export class LicenseUsageService {
       const now = new Date();
       const license = await this.dataSource.getRepository(LicenseEntity).findOne({
         where: { id, orgId },
-        relations: { product: true },
+        relations: { product: true, policy: true },
       });
       if (!license) throw DomainError.notFound('License', id);
       const status = effectiveStatus(license, now);
       if (status !== 'active') {
         throw new DomainError('license_not_active', `License ${id} is ${status}: it cannot count uses`);
       }
+      const periodStart = usesPeriodStart(license.policy?.usesReset ?? null, now);
+      if (usesAreStale(license.usesPeriodStart, periodStart)) license.uses = 0;
       if (license.maxUses !== null && license.uses + increment > license.maxUses) {
         throw new DomainError(
           'usage_limit_exceeded',
@@ -126,6 +145,8 @@ export class LicenseUsageService {
         outboxTraceContext(),
         this.outboxChannel,
         !relayHere,
+        periodStart,
+        license.policy?.updatedAt ?? null,
       ]);
       if (!counted) continue;
       if (relayHere) this.relay.signal();
@@ -155,12 +176,16 @@ export class LicenseUsageService {
     return { uses: license.uses, max_uses: license.maxUses };
   }
 
-  /** Sets a locked license's uses to 0 and records `license.usage_reset` with its audit entry. */
+  /**
+   * Sets a locked license's uses to 0, counting from `now`, and records `license.usage_reset` with
+   * its audit entry.
+   */
   async resetUses(manager: EntityManager, license: LicenseEntity, now: Date): Promise<void> {
     await loadEntitlements(manager, [license]);
     const before = toLicenseView(license, license.product!, { withBlob: false });
-    await manager.update(LicenseEntity, { id: license.id }, { uses: 0 });
+    await manager.update(LicenseEntity, { id: license.id }, { uses: 0, usesPeriodStart: now });
     license.uses = 0;
+    license.usesPeriodStart = now;
     const data = toLicenseView(license, license.product!, { withBlob: false });
     await recordEvent(manager, {
       type: 'license.usage_reset',

@@ -16,7 +16,7 @@ import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { PolicyEntity } from '../policies/policy.entity';
 
 /** The limits a license can take from its policy or set itself: those it set are in `overridden`. */
-export const INHERITABLE_LIMITS = ['max_seats'] as const;
+export const INHERITABLE_LIMITS = ['max_seats', 'max_uses'] as const;
 export type InheritableLimit = (typeof INHERITABLE_LIMITS)[number];
 
 /** PostgreSQL answers a bigint as text; a count stays far below 2^53. */
@@ -111,8 +111,8 @@ export class LicenseEntity {
   listChangedAt!: Date | null;
 
   /**
-   * Uses counted since the last reset. Only one conditional UPDATE changes it (LicenseUsageService),
-   * so it is exact under concurrency. A bigint: an unlimited license may count past 2^31.
+   * Uses counted since `uses_period_start`. Only one conditional UPDATE adds to it
+   * (LicenseUsageService), so it is exact under concurrency. A bigint: an unlimited license may count past 2^31.
    */
   @Column('bigint', { default: 0, transformer: COUNT })
   uses!: number;
@@ -120,6 +120,15 @@ export class LicenseEntity {
   /** Null: no limit. */
   @Column('bigint', { name: 'max_uses', nullable: true, transformer: COUNT })
   maxUses!: number | null;
+
+  /**
+   * When the count in `uses` began: the license's creation, its last reset, or the start of the
+   * usage period of the first increment after a boundary. Uses counted before the current period of
+   * its policy's `uses_reset` count as 0 (uses-period.ts). Null: not recorded (a license from before
+   * usage periods), which counts as before any period.
+   */
+  @Column({ ...TIMESTAMP, name: 'uses_period_start', nullable: true })
+  usesPeriodStart!: Date | null;
 
   /**
    * The license's entitlement codes, sorted. Not a column: read from license_entitlements by

@@ -5,6 +5,7 @@ import { LicenseCheckoutService } from './license-checkout.service';
 import { LicenseExpirySweeper } from './license-expiry.sweeper';
 import { LicenseSigner } from './license-signer.service';
 import { LicenseUsageService } from './license-usage.service';
+import { LicenseUsesResetSweeper } from './license-uses-reset.sweeper';
 import { LicenseVerifier } from './license-verifier.service';
 import { LicensesController } from './licenses.controller';
 import { LicensesService } from './licenses.service';
@@ -21,6 +22,7 @@ import { SerialStatusesService } from './serial-statuses.service';
     LicenseCheckoutService,
     SerialStatusesService,
     LicenseExpirySweeper,
+    LicenseUsesResetSweeper,
   ],
   exports: [LicenseSigner, LicenseCheckoutService],
 })

@@ -33,9 +33,10 @@ import { BusClient } from '@licensing/shared/messaging';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { CatalogService } from '../catalog/catalog.service';
 import { loadEntitlements } from '../entitlements/license-entitlements';
+import { loadPolicyEntitlements } from '../policies/policy-entitlements';
 import { PolicyEntity } from '../policies/policy.entity';
 import { bumpListVersions } from '../revocation-lists/list-versions';
-import { LicenseEntity } from './license.entity';
+import { INHERITABLE_LIMITS, InheritableLimit, LicenseEntity } from './license.entity';
 import { LicenseSigner } from './license-signer.service';
 import { applyChanges } from './license-changes';
 import { toLicenseView } from './license.mapper';
@@ -85,10 +86,10 @@ export class LicensesService {
          INSERT INTO ${table(LicenseEntity)}
                 (id, org_id, product_id, serial, license_type, customer_id, customer_email, status,
                  valid_from, valid_until, features, max_seats, hardware_binding, key_pair_id, jws,
-                 created_at, updated_at, policy_id, overridden, max_uses)
+                 created_at, updated_at, policy_id, overridden, max_uses, uses_period_start)
          SELECT $5::uuid, $1::uuid, product.id, $6::varchar, $7::varchar, $8::varchar, $9::varchar, 'active',
                 $10::timestamptz, $11::timestamptz, $12::text[], $13::integer, $14::jsonb, $4::uuid, $15::text,
-                $10::timestamptz, $10::timestamptz, $25::uuid, $27::text[], $28::bigint
+                $10::timestamptz, $10::timestamptz, $25::uuid, $27::text[], $28::bigint, $10::timestamptz
            FROM product
           WHERE $25::uuid IS NULL OR EXISTS (SELECT 1 FROM policy)
          RETURNING 1
@@ -178,13 +179,14 @@ export class LicensesService {
       listVersion: null,
       listChangedAt: null,
       uses: 0,
-      maxUses: dto.max_uses ?? null,
-      // A new license holds no entitlements: they are attached to it afterwards.
-      entitlements: [],
+      maxUses: dto.max_uses !== undefined ? dto.max_uses : (policy?.maxUses ?? null),
+      // A new license holds its policy's entitlements; its own are attached to it afterwards.
+      entitlements: policy?.entitlements ?? [],
       policyId: policy?.id ?? null,
-      // A policy license follows its policy's max_machines unless the request set max_seats.
-      overridden: policy && dto.max_seats !== undefined ? ['max_seats' as const] : [],
+      // A policy license follows its policy's max_machines and max_uses unless the request set them.
+      overridden: policy ? overriddenBy(dto) : [],
       lastCheckInAt: null,
+      usesPeriodStart: now,
     });
     await this.signer.sign(this.dataSource.manager, license, product, now);
     const data = toLicenseView(license, product, { withBlob: false });
@@ -244,6 +246,7 @@ export class LicensesService {
   private async policyOf(orgId: string, id: string): Promise<PolicyEntity> {
     const policy = await this.dataSource.getRepository(PolicyEntity).findOneBy({ id, orgId });
     if (!policy) throw DomainError.notFound('Policy', id);
+    await loadPolicyEntitlements(this.dataSource.manager, [policy]);
     return policy;
   }
 
@@ -349,9 +352,10 @@ export class LicensesService {
       const statusBefore = license.status;
       const before = toLicenseView(license, product, { withBlob: false });
       applyChanges(license, changes, now);
-      // A policy license that sets its own max_seats no longer follows its policy's max_machines.
-      if (license.policyId && changes.max_seats !== undefined && !license.overridden.includes('max_seats')) {
-        license.overridden = [...license.overridden, 'max_seats'];
+      // A policy license that sets its own limit no longer follows its policy's.
+      if (license.policyId) {
+        const set = overriddenBy(changes).filter((limit) => !license.overridden.includes(limit));
+        if (set.length > 0) license.overridden = [...license.overridden, ...set];
       }
       license.updatedAt = now;
       await this.signer.sign(manager, license, product, now);
@@ -449,4 +453,9 @@ export class LicensesService {
       );
     }
   }
+}
+
+/** The inheritable limits a create or a PATCH sets itself. */
+function overriddenBy(dto: { max_seats?: number; max_uses?: number | null }): InheritableLimit[] {
+  return INHERITABLE_LIMITS.filter((limit) => dto[limit] !== undefined);
 }

@@ -9,6 +9,7 @@ import { AddCredentials1799000000000 } from './1799000000000-AddCredentials';
 import { AddStreamCheckpoints1799000000003 } from './1799000000003-AddStreamCheckpoints';
 import { AddEntitlementsAndUsage1799100000000 } from './1799100000000-AddEntitlementsAndUsage';
 import { AddPolicies1799200000000 } from './1799200000000-AddPolicies';
+import { AddPolicyEntitlementsAndUsage1799300000000 } from './1799300000000-AddPolicyEntitlementsAndUsage';
 
 /** In order of application; the timestamp in each name is when it was generated. */
 export const LICENSE_MIGRATIONS = [
@@ -23,4 +24,5 @@ export const LICENSE_MIGRATIONS = [
   AddStreamCheckpoints1799000000003,
   AddEntitlementsAndUsage1799100000000,
   AddPolicies1799200000000,
+  AddPolicyEntitlementsAndUsage1799300000000,
 ];

@@ -18,14 +18,18 @@ import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { LicenseEntity } from '../licenses/license.entity';
 import { toLicenseView } from '../licenses/license.mapper';
 import { toSerialStatus } from '../licenses/serial-statuses.service';
+import { loadEntitlements } from '../entitlements/license-entitlements';
+import { loadPolicyEntitlements, replacePolicyEntitlements } from './policy-entitlements';
 import { PolicyEntity } from './policy.entity';
 import { toPolicyView } from './policy.mapper';
 import { policyErrors } from './policy-rules';
 
 /**
- * Policies: a product's licensing model. A PATCH of `max_machines` moves the `max_seats` of every
- * license that inherits it, in the same transaction, with a `license.updated` event each; the other
- * limits are read from the policy row by the online paths, so they apply at once without copying.
+ * Policies: a product's licensing model. A PATCH of `max_machines` or `max_uses` moves the
+ * `max_seats` or `max_uses` of every license that inherits it, and a PATCH of `entitlements` changes
+ * the entitlements of every license of the policy, in the same transaction, with a
+ * `license.updated` event each. The other limits are read from the policy row by the online paths,
+ * so they apply at once without copying.
  */
 @Injectable()
 export class PoliciesService {
@@ -56,6 +60,8 @@ export class PoliciesService {
               : productDuration,
         maxMachines: dto.max_machines ?? 1,
         maxProcesses: dto.max_processes ?? null,
+        maxUses: dto.max_uses ?? null,
+        usesReset: dto.uses_reset ?? null,
         heartbeatIntervalSeconds: dto.heartbeat_interval_seconds ?? null,
         heartbeatGraceSeconds: dto.heartbeat_grace_seconds ?? 0,
         checkInIntervalDays: dto.check_in_interval_days ?? null,
@@ -67,6 +73,7 @@ export class PoliciesService {
       const errors = policyErrors(policy);
       if (errors.length > 0) throw DomainError.validation(errors);
       await manager.insert(PolicyEntity, policy);
+      await replacePolicyEntitlements(manager, policy, dto.entitlements ?? [], now);
       const view = toPolicyView(policy);
       await recordEvent(manager, { type: 'policy.created', orgId, data: view, occurredAt: now });
       await recordAudit(manager, {
@@ -87,18 +94,21 @@ export class PoliciesService {
       order: { createdAt: 'DESC', id: 'DESC' },
       ...pageWindow(pageOf(query)),
     });
+    await loadPolicyEntitlements(this.dataSource.manager, policies);
     return { policies: policies.map(toPolicyView), total };
   }
 
   async get(orgId: string, id: string): Promise<PolicyView> {
     const policy = await this.dataSource.getRepository(PolicyEntity).findOneBy({ id, orgId });
     if (!policy) throw DomainError.notFound('Policy', id);
+    await loadPolicyEntitlements(this.dataSource.manager, [policy]);
     return toPolicyView(policy);
   }
 
   async update(orgId: string, id: string, changes: UpdatePolicyDto): Promise<PolicyView> {
     return this.dataSource.transaction(async (manager) => {
       const policy = await lockPolicy(manager, orgId, id);
+      await loadPolicyEntitlements(manager, [policy]);
       const before = toPolicyView(policy);
       const now = new Date();
       const assign = <K extends keyof PolicyEntity>(key: K, value: PolicyEntity[K] | undefined) => {
@@ -109,6 +119,8 @@ export class PoliciesService {
       assign('durationDays', changes.duration_days);
       assign('maxMachines', changes.max_machines);
       assign('maxProcesses', changes.max_processes);
+      assign('maxUses', changes.max_uses);
+      assign('usesReset', changes.uses_reset);
       assign('heartbeatIntervalSeconds', changes.heartbeat_interval_seconds);
       assign('heartbeatGraceSeconds', changes.heartbeat_grace_seconds);
       assign('checkInIntervalDays', changes.check_in_interval_days);
@@ -121,7 +133,10 @@ export class PoliciesService {
       if (errors.length > 0) throw DomainError.validation(errors);
       policy.updatedAt = now;
       await manager.save(policy);
-      if (policy.maxMachines !== before.max_machines) await this.moveInheritedSeats(manager, policy, now);
+      if (changes.entitlements !== undefined) {
+        await replacePolicyEntitlements(manager, policy, changes.entitlements, now);
+      }
+      await this.moveLicenses(manager, policy, before, now);
       const view = toPolicyView(policy);
       await recordEvent(manager, { type: 'policy.updated', orgId, data: view, occurredAt: now });
       await recordAudit(manager, {
@@ -141,6 +156,7 @@ export class PoliciesService {
     try {
       return await this.dataSource.transaction(async (manager) => {
         const policy = await lockPolicy(manager, orgId, id);
+        await loadPolicyEntitlements(manager, [policy]);
         const used = await manager.exists(LicenseEntity, { where: { policyId: id } });
         if (used) throw DomainError.conflict(`Policy ${id} has licenses; it cannot be deleted`);
         await manager.delete(PolicyEntity, { id });
@@ -165,25 +181,45 @@ export class PoliciesService {
   }
 
   /**
-   * The licenses that inherit `max_seats` take the policy's new `max_machines`. Their files keep
-   * the claims they were signed with; every online path reads the column. Their updated_at moves,
-   * so that the serial status of their events is newer than any before (the revocation cache
-   * keeps the newest). Revoked licenses and node-locked ones (one seat, always) are left alone.
+   * Carries a PATCH to the policy's licenses. Those that inherit `max_seats` take the new
+   * `max_machines` (node-locked ones keep their one seat), those that inherit `max_uses` take the
+   * new `max_uses`, and when `entitlements` changed, every license of the policy holds the new
+   * union. Their files keep the claims they were signed with; every online path reads the columns
+   * and the policy's entitlements. Their updated_at moves, so that the serial status of their events
+   * is newer than any before (the revocation cache keeps the newest), and so that an increment read
+   * before this change is read again. Revoked licenses are left alone.
    */
-  private async moveInheritedSeats(manager: EntityManager, policy: PolicyEntity, now: Date): Promise<void> {
+  private async moveLicenses(
+    manager: EntityManager,
+    policy: PolicyEntity,
+    before: PolicyView,
+    now: Date,
+  ): Promise<void> {
+    const seats = policy.maxMachines !== before.max_machines;
+    const uses = policy.maxUses !== before.max_uses;
+    const entitlements = policy.entitlements!.join(' ') !== before.entitlements.join(' ');
+    if (!seats && !uses && !entitlements) return;
     const table = manager.getRepository(LicenseEntity).metadata.tablePath;
+    const movesSeats = `$2::boolean AND NOT ('max_seats' = ANY (overridden))
+                        AND license_type <> 'node_locked' AND max_seats <> $3::integer`;
+    const movesUses = `$4::boolean AND NOT ('max_uses' = ANY (overridden))
+                       AND max_uses IS DISTINCT FROM $5::bigint`;
     const [rows] = (await manager.query(
-      `UPDATE ${table} SET max_seats = $2, updated_at = $3
-        WHERE policy_id = $1 AND NOT ('max_seats' = ANY (overridden))
-          AND status <> 'revoked' AND license_type <> 'node_locked' AND max_seats <> $2
+      `UPDATE ${table}
+          SET max_seats = CASE WHEN ${movesSeats} THEN $3::integer ELSE max_seats END,
+              max_uses = CASE WHEN ${movesUses} THEN $5::bigint ELSE max_uses END,
+              updated_at = $6
+        WHERE policy_id = $1 AND status <> 'revoked'
+          AND ((${movesSeats}) OR (${movesUses}) OR $7::boolean)
         RETURNING id`,
-      [policy.id, policy.maxMachines, now],
+      [policy.id, seats, policy.maxMachines, uses, policy.maxUses, now, entitlements],
     )) as [{ id: string }[], number];
     if (rows.length === 0) return;
     const licenses = await manager.find(LicenseEntity, {
       where: { id: In(rows.map((row) => row.id)) },
       relations: { product: true },
     });
+    await loadEntitlements(manager, licenses);
     for (const license of licenses) {
       await recordEvent(manager, {
         type: 'license.updated',

@@ -49,8 +49,9 @@ export class CreateLicenseDto {
   @ApiPropertyOptional({
     format: 'uuid',
     description:
-      'The policy the license follows: its license_type, validity (duration_days) and max_seats ' +
-      '(max_machines) unless the request gives them, and its limits on every online path',
+      'The policy the license follows: its license_type, validity (duration_days), max_seats ' +
+      '(max_machines) and max_uses unless the request gives them, its entitlements, and its ' +
+      'limits on every online path',
   })
   @Optional()
   @IsUUID('all')
@@ -111,7 +112,9 @@ export class CreateLicenseDto {
     minimum: 0,
     maximum: MAX_USES,
     nullable: true,
-    description: 'How many uses the license may count (POST /licenses/{id}/usage); null: no limit',
+    description:
+      'How many uses the license may count (POST /licenses/{id}/usage); null: no limit. Defaults to ' +
+      "its policy's max_uses; given, the license keeps it when the policy's changes",
   })
   @Nullable()
   @IsInt()
@@ -192,7 +195,7 @@ export class LicenseView {
   @ApiProperty({
     type: [String],
     example: ['cloud-sync', 'export.pdf'],
-    description: "The license's entitlement codes, sorted",
+    description: "The license's entitlement codes: its policy's and its own, sorted",
   })
   entitlements!: string[];
   @ApiProperty({ description: 'Uses counted since the last reset (POST /licenses/{id}/usage)' })

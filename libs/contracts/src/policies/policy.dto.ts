@@ -1,11 +1,24 @@
 import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsString, IsUUID, Length, Max, Min, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsString,
+  IsUUID,
+  Length,
+  Matches,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { LICENSE_TYPES, LicenseType } from '@licensing/license-format';
 import { IdDto } from '../common/common.dto';
 import { PageQueryDto } from '../common/pagination.dto';
 import { Nullable, Optional } from '../common/validation';
 import { MAX_HEARTBEAT_INTERVAL_SECONDS, MAX_VALID_DAYS } from '../products/product.dto';
+import { ENTITLEMENT_CODE_PATTERN, MAX_ENTITLEMENTS, MAX_USES } from '../entitlements/entitlement.dto';
 
 /** How far activations may go past `max_machines`: a factor of it, or no ceiling at all. */
 export const OVERAGE_RULES = ['none', '1.25x', '1.5x', '2x', 'always'] as const;
@@ -14,6 +27,10 @@ export type OverageRule = (typeof OVERAGE_RULES)[number];
 /** How many of a machine's recorded components validate needs to find equal. */
 export const MACHINE_MATCHING_RULES = ['any', 'two', 'most', 'all'] as const;
 export type MachineMatchingRule = (typeof MACHINE_MATCHING_RULES)[number];
+
+/** When a policy's licenses get their `uses` back to 0: each UTC day, ISO week or month. */
+export const USES_RESET_PERIODS = ['day', 'week', 'month'] as const;
+export type UsesResetPeriod = (typeof USES_RESET_PERIODS)[number];
 
 export const MAX_POLICY_MACHINES = 1_000_000;
 export const MAX_PROCESSES = 1_000_000;
@@ -67,6 +84,48 @@ export class CreatePolicyDto {
   @Min(1)
   @Max(MAX_PROCESSES)
   max_processes?: number | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_USES,
+    nullable: true,
+    description: "The max_uses of the policy's licenses, unless a license sets its own; null: no limit",
+  })
+  @Nullable()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_USES)
+  max_uses?: number | null;
+
+  @ApiPropertyOptional({
+    enum: USES_RESET_PERIODS,
+    nullable: true,
+    description:
+      "When the licenses' uses go back to 0: at each UTC day, ISO week (Monday) or month. null: never",
+  })
+  @Nullable()
+  @IsIn(USES_RESET_PERIODS)
+  uses_reset?: UsesResetPeriod | null;
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_ENTITLEMENTS,
+    default: [],
+    example: ['export.pdf'],
+    description:
+      'Entitlement codes every license of the policy holds, beside its own. A PATCH replaces the list',
+  })
+  @Optional()
+  @IsArray()
+  @ArrayMaxSize(MAX_ENTITLEMENTS)
+  @IsString({ each: true })
+  @Length(1, 100, { each: true })
+  @Matches(ENTITLEMENT_CODE_PATTERN, {
+    each: true,
+    message: 'each of entitlements must be an entitlement code',
+  })
+  entitlements?: string[];
 
   @ApiPropertyOptional({
     type: 'integer',
@@ -150,11 +209,15 @@ export class PolicyView {
     number | null;
   @ApiProperty() max_machines!: number;
   @ApiProperty({ nullable: true, type: Number }) max_processes!: number | null;
+  @ApiProperty({ nullable: true, type: Number, description: 'null: no limit' }) max_uses!: number | null;
+  @ApiProperty({ enum: USES_RESET_PERIODS, nullable: true, description: 'null: never' })
+  uses_reset!: UsesResetPeriod | null;
   @ApiProperty({ nullable: true, type: Number }) heartbeat_interval_seconds!: number | null;
   @ApiProperty() heartbeat_grace_seconds!: number;
   @ApiProperty({ nullable: true, type: Number }) check_in_interval_days!: number | null;
   @ApiProperty({ enum: OVERAGE_RULES }) overage!: OverageRule;
   @ApiProperty({ enum: MACHINE_MATCHING_RULES }) machine_matching!: MachineMatchingRule;
+  @ApiProperty({ type: [String], description: 'Sorted by code point' }) entitlements!: string[];
   @ApiProperty({ format: 'date-time' }) created_at!: string;
   @ApiProperty({ format: 'date-time' }) updated_at!: string;
 }
