@@ -137,7 +137,20 @@ describe('SerialStatusCache through Redis Sentinel', () => {
     // Written on the master the sentinel named.
     expect(await master.exists(await serialCacheKey(master, namespace, 'BEFORE'))).toBe(1);
 
-    await sentinel.call('SENTINEL', 'FAILOVER', 'licensing');
+    // The sentinel refuses a failover (NOGOODSLAVE) until its view of the replica is fresh enough,
+    // which on a loaded machine may take a few of its INFO rounds.
+    await waitFor(
+      async () => {
+        try {
+          await sentinel.call('SENTINEL', 'FAILOVER', 'licensing');
+          return true;
+        } catch (error) {
+          if (/NOGOODSLAVE/.test(String(error))) return false;
+          throw error;
+        }
+      },
+      { what: 'the sentinel to start the failover', timeoutMs: 20_000, intervalMs: 500 },
+    );
     await waitFor(async () => (await replica.call('ROLE'))?.toString().startsWith('master'), {
       what: 'the replica promoted',
       timeoutMs: 20_000,
