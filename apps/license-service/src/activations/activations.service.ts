@@ -26,7 +26,6 @@ import { LicenseSigner } from '../licenses/license-signer.service';
 import { LicenseEntity } from '../licenses/license.entity';
 import { loadEntitlements } from '../entitlements/license-entitlements';
 import { toLicenseView } from '../licenses/license.mapper';
-import { toSerialStatus } from '../licenses/serial-statuses.service';
 import { CredentialsService } from '../credentials/credentials.service';
 import { newToken } from '../credentials/tokens';
 import { ActivationGrantEntity } from './activation-grant.entity';
@@ -41,6 +40,7 @@ import {
   toActivationView,
 } from './activation.mapper';
 import { ACTIVATION_WINDOW_MS, ensureFreeSeat, ensureUnderActivationCap, seatLimit } from './seats';
+import { recordLicenseChange } from '../licenses/record-license-change';
 
 /** What takes a seat: the online route, or an air-gapped request whose file lives `ttlSeconds`. */
 export interface SeatRequest {
@@ -391,20 +391,12 @@ export class ActivationsService {
     await this.signer.sign(manager, license, product, now);
     await manager.save(license);
     const data = toLicenseView(license, product, { withBlob: false });
-    await recordEvent(manager, {
+    await recordLicenseChange(manager, license, {
       type: 'license.updated',
-      orgId: license.orgId,
-      data,
-      occurredAt: now,
-      serialStatus: toSerialStatus(license),
-    });
-    await recordAudit(manager, {
-      orgId: license.orgId,
       action: 'updated',
-      resourceType: 'license',
-      resourceId: license.id,
-      changes: auditChanges(before, data),
-      occurredAt: now,
+      before,
+      data,
+      now,
     });
   }
 }

@@ -3,15 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { LicenseView } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
-import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { LicenseEntity } from '../licenses/license.entity';
 import { LicenseSigner } from '../licenses/license-signer.service';
 import { toLicenseView } from '../licenses/license.mapper';
-import { toSerialStatus } from '../licenses/serial-statuses.service';
+import { recordLicenseChange } from '../licenses/record-license-change';
 import { EntitlementEntity } from './entitlement.entity';
 import { LicenseEntitlementEntity } from './license-entitlement.entity';
-import { loadEntitlements, sortCodes } from './license-entitlements';
+import { loadEntitlements, lockEntitlements } from './license-entitlements';
 
 /**
  * Attaches entitlements to a license and detaches them. A change signs the license again, so the
@@ -82,19 +81,7 @@ export class LicenseEntitlementsService {
       if (license.status === 'revoked') {
         throw DomainError.conflict(`License ${licenseId} is revoked and cannot change`);
       }
-      const wanted = sortCodes(codes);
-      const entitlements = await manager.find(EntitlementEntity, {
-        where: { orgId, code: In(wanted) },
-        lock: { mode: 'pessimistic_read' },
-      });
-      const known = new Set(entitlements.map((entitlement) => entitlement.code));
-      const unknown = wanted.filter((code) => !known.has(code));
-      if (unknown.length > 0) {
-        throw new DomainError(
-          'unknown_entitlement',
-          `No entitlement of the organization has the code${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`,
-        );
-      }
+      const entitlements = await lockEntitlements(manager, orgId, codes);
       const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
       await loadEntitlements(manager, [license]);
       const before = toLicenseView(license, product, { withBlob: false });
@@ -111,20 +98,12 @@ export class LicenseEntitlementsService {
         { jws: license.jws, keyPairId: license.keyPairId, updatedAt: now },
       );
       const data = toLicenseView(license, product, { withBlob: false });
-      await recordEvent(manager, {
+      await recordLicenseChange(manager, license, {
         type: 'license.updated',
-        orgId,
-        data,
-        occurredAt: now,
-        serialStatus: toSerialStatus(license),
-      });
-      await recordAudit(manager, {
-        orgId,
         action: 'updated',
-        resourceType: 'license',
-        resourceId: license.id,
-        changes: auditChanges(before, data),
-        occurredAt: now,
+        before,
+        data,
+        now,
       });
       return { license, product };
     });

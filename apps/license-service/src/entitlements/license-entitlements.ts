@@ -1,4 +1,5 @@
-import { EntityManager } from 'typeorm';
+import { EntityManager, In } from 'typeorm';
+import { DomainError } from '@licensing/shared/errors';
 import { LicenseEntity } from '../licenses/license.entity';
 import { PolicyEntitlementEntity } from '../policies/policy-entitlement.entity';
 import { EntitlementEntity } from './entitlement.entity';
@@ -14,11 +15,42 @@ export async function loadEntitlements(manager: EntityManager, licenses: License
   const rows = (await manager.query(licenseEntitlementsSql(manager), [
     licenses.map((license) => license.id),
   ])) as { license_id: string; code: string }[];
-  const byLicense = new Map<string, string[]>();
-  for (const { license_id, code } of rows) {
-    byLicense.set(license_id, [...(byLicense.get(license_id) ?? []), code]);
+  const byLicense = codesByOwner(rows.map(({ license_id, code }) => [license_id, code]));
+  for (const license of licenses) license.entitlements = byLicense.get(license.id) ?? [];
+}
+
+/** The codes of each owner (a license, a policy), sorted: `[owner id, code]` pairs in any order. */
+export function codesByOwner(pairs: Array<[string, string]>): Map<string, string[]> {
+  const byOwner = new Map<string, string[]>();
+  for (const [owner, code] of pairs) byOwner.set(owner, [...(byOwner.get(owner) ?? []), code]);
+  for (const [owner, codes] of byOwner) byOwner.set(owner, sortCodes(codes));
+  return byOwner;
+}
+
+/**
+ * The organization's entitlements of `codes`, each locked FOR SHARE, so that a concurrent delete
+ * waits and then sees it in use. Unknown codes: `422 unknown_entitlement` naming them.
+ */
+export async function lockEntitlements(
+  manager: EntityManager,
+  orgId: string,
+  codes: string[],
+): Promise<EntitlementEntity[]> {
+  const wanted = sortCodes(codes);
+  if (wanted.length === 0) return [];
+  const entitlements = await manager.find(EntitlementEntity, {
+    where: { orgId, code: In(wanted) },
+    lock: { mode: 'pessimistic_read' },
+  });
+  const known = new Set(entitlements.map((entitlement) => entitlement.code));
+  const unknown = wanted.filter((code) => !known.has(code));
+  if (unknown.length > 0) {
+    throw new DomainError(
+      'unknown_entitlement',
+      `No entitlement of the organization has the code${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`,
+    );
   }
-  for (const license of licenses) license.entitlements = sortCodes(byLicense.get(license.id) ?? []);
+  return entitlements;
 }
 
 /** The codes of the licenses $1 (uuid[]) hold themselves or through their policy. */

@@ -7,12 +7,9 @@ import { preparedStatement } from '@licensing/shared/database';
 import {
   OutboxEventEntity,
   OutboxRelay,
-  auditChanges,
   eventRow,
   outboxChannel,
   outboxTraceContext,
-  recordAudit,
-  recordEvent,
 } from '@licensing/shared/events';
 import { CredentialReach } from '@licensing/shared/logging';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
@@ -22,6 +19,7 @@ import { toLicenseView } from './license.mapper';
 import { toSerialStatus } from './serial-statuses.service';
 import { usesAreStale, usesPeriodStart } from './uses-period';
 import { PolicyEntity } from '../policies/policy.entity';
+import { recordLicenseChange } from './record-license-change';
 
 /** An increment is tried again when the license or its policy changed between its read and its write. */
 const INCREMENT_ATTEMPTS = 5;
@@ -187,20 +185,12 @@ export class LicenseUsageService {
     license.uses = 0;
     license.usesPeriodStart = now;
     const data = toLicenseView(license, license.product!, { withBlob: false });
-    await recordEvent(manager, {
+    await recordLicenseChange(manager, license, {
       type: 'license.usage_reset',
-      orgId: license.orgId,
-      data,
-      occurredAt: now,
-      serialStatus: toSerialStatus(license),
-    });
-    await recordAudit(manager, {
-      orgId: license.orgId,
       action: 'updated',
-      resourceType: 'license',
-      resourceId: license.id,
-      changes: auditChanges(before, data),
-      occurredAt: now,
+      before,
+      data,
+      now,
     });
   }
 }

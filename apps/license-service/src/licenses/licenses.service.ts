@@ -26,7 +26,6 @@ import {
   eventRow,
   outboxChannel,
   outboxTraceContext,
-  recordAudit,
   recordEvent,
 } from '@licensing/shared/events';
 import { BusClient } from '@licensing/shared/messaging';
@@ -41,6 +40,7 @@ import { LicenseSigner } from './license-signer.service';
 import { applyChanges } from './license-changes';
 import { toLicenseView } from './license.mapper';
 import { toSerialStatus } from './serial-statuses.service';
+import { recordLicenseChange } from './record-license-change';
 
 const DAY_MS = 86_400_000;
 /**
@@ -366,23 +366,15 @@ export class LicensesService {
       const data = toLicenseView(license, product, { withBlob: false });
       // One event and one audit entry per kind of change: suspending and editing fields is both.
       const { status: statusChange, ...fieldChanges } = auditChanges(before, data);
-      const record = async (action: 'updated' | 'suspended' | 'reinstated', changed: AuditChanges) => {
-        await recordEvent(manager, {
-          type: `license.${action}` as const,
-          orgId,
-          data,
-          occurredAt: now,
-          serialStatus: toSerialStatus(license),
-        });
-        await recordAudit(manager, {
-          orgId,
+      const record = (action: 'updated' | 'suspended' | 'reinstated', changes: AuditChanges) =>
+        recordLicenseChange(manager, license, {
+          type: `license.${action}`,
           action,
-          resourceType: 'license',
-          resourceId: id,
-          changes: changed,
-          occurredAt: now,
+          before,
+          data,
+          now,
+          changes,
         });
-      };
       const status: AuditChanges = statusChange ? { status: statusChange } : {};
       const suspended = statusBefore !== 'suspended' && license.status === 'suspended';
       const reinstated = statusBefore === 'suspended' && license.status !== 'suspended';
@@ -422,20 +414,12 @@ export class LicensesService {
       await manager.update(LicenseEntity, { id }, { status: 'revoked', revokedAt: now, updatedAt: now });
       await bumpListVersions(manager, [found], now);
       const data = toLicenseView(found, product, { withBlob: false });
-      await recordEvent(manager, {
+      await recordLicenseChange(manager, found, {
         type: 'license.revoked',
-        orgId,
-        data,
-        occurredAt: now,
-        serialStatus: toSerialStatus(found),
-      });
-      await recordAudit(manager, {
-        orgId,
         action: 'revoked',
-        resourceType: 'license',
-        resourceId: id,
-        changes: auditChanges(before, data),
-        occurredAt: now,
+        before,
+        data,
+        now,
       });
       return found;
     });

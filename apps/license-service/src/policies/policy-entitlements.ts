@@ -1,7 +1,6 @@
-import { EntityManager, In } from 'typeorm';
-import { DomainError } from '@licensing/shared/errors';
+import { EntityManager } from 'typeorm';
 import { EntitlementEntity } from '../entitlements/entitlement.entity';
-import { sortCodes } from '../entitlements/license-entitlements';
+import { codesByOwner, lockEntitlements, sortCodes } from '../entitlements/license-entitlements';
 import { PolicyEntitlementEntity } from './policy-entitlement.entity';
 import type { PolicyEntity } from './policy.entity';
 
@@ -18,9 +17,8 @@ export async function loadPolicyEntitlements(
     .addSelect('e.code', 'code')
     .where('pe.policy_id IN (:...ids)', { ids: policies.map((policy) => policy.id) })
     .getRawMany<{ policy_id: string; code: string }>();
-  const byPolicy = new Map<string, string[]>();
-  for (const { policy_id, code } of rows) byPolicy.set(policy_id, [...(byPolicy.get(policy_id) ?? []), code]);
-  for (const policy of policies) policy.entitlements = sortCodes(byPolicy.get(policy.id) ?? []);
+  const byPolicy = codesByOwner(rows.map(({ policy_id, code }) => [policy_id, code]));
+  for (const policy of policies) policy.entitlements = byPolicy.get(policy.id) ?? [];
 }
 
 /**
@@ -33,22 +31,7 @@ export async function replacePolicyEntitlements(
   codes: string[],
   now: Date,
 ): Promise<void> {
-  const wanted = sortCodes(codes);
-  const entitlements =
-    wanted.length === 0
-      ? []
-      : await manager.find(EntitlementEntity, {
-          where: { orgId: policy.orgId, code: In(wanted) },
-          lock: { mode: 'pessimistic_read' },
-        });
-  const known = new Set(entitlements.map((entitlement) => entitlement.code));
-  const unknown = wanted.filter((code) => !known.has(code));
-  if (unknown.length > 0) {
-    throw new DomainError(
-      'unknown_entitlement',
-      `No entitlement of the organization has the code${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`,
-    );
-  }
+  const entitlements = await lockEntitlements(manager, policy.orgId, codes);
   await manager.delete(PolicyEntitlementEntity, { policyId: policy.id });
   if (entitlements.length > 0) {
     await manager.insert(
@@ -61,5 +44,5 @@ export async function replacePolicyEntitlements(
       })),
     );
   }
-  policy.entitlements = wanted;
+  policy.entitlements = sortCodes(codes);
 }
