@@ -6,7 +6,7 @@
 //   npm run build && node -r ./tools/register-paths.js bench/rate-limit-cost.js
 require('reflect-metadata');
 const { RateLimitService } = require('../dist/apps/gateway/src/rate-limits/rate-limit.service');
-const { defaultLimits } = require('../dist/apps/gateway/src/rate-limits/rate-limits');
+const { defaultLimits } = require('../dist/apps/gateway/src/identity/rate-limit-settings');
 const { loadGatewayConfig } = require('../dist/apps/gateway/src/config');
 
 const IN_FLIGHT = 50;

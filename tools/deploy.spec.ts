@@ -521,7 +521,7 @@ describe('Dockerfile', () => {
     );
     // Its output lands under dist/, where the gateway looks for it beside the package.json.
     expect(read('tools/build-console.js')).toContain("path.join(root, 'dist/apps/console')");
-    expect(read('apps/gateway/src/http/console.ts')).toContain("'dist/apps/console'");
+    expect(read('apps/gateway/src/edge/console.ts')).toContain("'dist/apps/console'");
     const copied = stageInstructions(runtime, 'COPY').filter((args) => args.startsWith('--from='));
     expect(copied).toEqual(
       expect.arrayContaining([

@@ -8,7 +8,7 @@
  *   (5 s unless set), then stops listening (connections refused, which the balancer sends
  *   elsewhere). Every request is answered 2xx, or a `503` problem (`unavailable`) if it arrived
  *   while closing; none meets a closed connection or a timeout. (What a client that ignores
- *   readiness sees on its keep-alive connections is apps/gateway/src/http/graceful-close.int-spec.ts.)
+ *   readiness sees on its keep-alive connections is apps/gateway/src/edge/graceful-close.int-spec.ts.)
  *   SIGINT (Ctrl-C) skips the wait.
  * - One of two revocation-service replicas: nothing but 2xx.
  */

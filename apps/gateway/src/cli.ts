@@ -4,13 +4,13 @@ import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { DatabaseModule, ensureDatabase, migrate } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
-import { GATEWAY_ENTITIES, GATEWAY_SCHEMA } from './app.module';
+import { GATEWAY_ENTITIES, GATEWAY_SCHEMA } from './edge/app.module';
 import { GATEWAY_CONFIG, GatewayConfig, loadGatewayConfig } from './config';
 import { OrganizationsService } from './identity/organizations.service';
 import { GATEWAY_MIGRATIONS } from './migrations';
-import { OrganizationLimits, OrganizationLimitsService } from './rate-limits/organization-limits.service';
-import { LIMIT_NAMES, Limit, LimitName, parseLimitChanges } from './rate-limits/rate-limits';
-import { API_KEY_SCOPES, ApiKeyScope } from './identity/api-key.entity';
+import { OrganizationLimits, OrganizationLimitsService } from './identity/organization-limits.service';
+import { LIMIT_NAMES, Limit, LimitName, parseLimitChanges } from './identity/rate-limit-settings';
+import { API_KEY_SCOPES, ApiKeyScope } from './http/auth-context';
 
 const HELP = {
   main:

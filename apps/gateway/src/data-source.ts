@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { serviceDataSourceOptions } from '@licensing/shared/database';
-import { GATEWAY_ENTITIES, GATEWAY_SCHEMA } from './app.module';
+import { GATEWAY_ENTITIES, GATEWAY_SCHEMA } from './edge/app.module';
 import { loadGatewayConfig } from './config';
 import { GATEWAY_MIGRATIONS } from './migrations';
 

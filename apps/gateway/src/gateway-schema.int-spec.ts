@@ -1,6 +1,6 @@
 import { schemaDrift } from '@licensing/shared/database';
 import { TEST_DATABASE_URL } from '@licensing/shared/testing';
-import { GATEWAY_ENTITIES, GATEWAY_SCHEMA } from './app.module';
+import { GATEWAY_ENTITIES, GATEWAY_SCHEMA } from './edge/app.module';
 import { GATEWAY_MIGRATIONS } from './migrations';
 
 describe('the gateway schema (identity)', () => {

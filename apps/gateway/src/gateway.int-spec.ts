@@ -18,7 +18,7 @@ import {
   waitFor,
   TEST_NATS_URL,
 } from '@licensing/shared/testing';
-import { startGateway } from './app';
+import { startGateway } from './edge/app';
 import { AUDIT_CONSUMER } from './audit/audit-entries.consumer';
 import { loadGatewayConfig } from './config';
 

@@ -1,6 +1,6 @@
 // What other projects may use of the gateway: starting it in-process, creating organizations and
 // running operator commands (the end-to-end tests do). Production starts it through main.ts.
-export { startGateway } from './app';
+export { startGateway } from './edge/app';
 export { runCli } from './cli';
 export { loadGatewayConfig } from './config';
 export { OrganizationsService } from './identity/organizations.service';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { startTracing } from '@licensing/shared/tracing';
 import { loadGatewayConfig } from './config';
-import { startGateway } from './app';
+import { startGateway } from './edge/app';
 
 // First: off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations.md, "Traces").
 startTracing({ service: 'gateway' });

@@ -1161,96 +1161,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/health/live": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Liveness probe
-         * @description Answers `{"status": "ok"}` while the process runs.
-         *
-         *     **Who may call it:** anyone; no API key needed.
-         */
-        get: operations["getLiveness"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/healthz": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Liveness probe (old path)
-         * @deprecated
-         * @description Answers `{"status": "ok"}` while the process runs. The same as `/health/live`, kept for existing probe settings.
-         *
-         *     **Who may call it:** anyone; no API key needed.
-         */
-        get: operations["getLivenessAtOldPath"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/health/ready": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Readiness probe
-         * @description Answers `{"status": "ok", "checks": {…}}` while the gateway can serve requests (NATS and PostgreSQL reachable, Redis reached at least once), and `503 Service Unavailable` otherwise, or once it is shutting down.
-         *
-         *     **Who may call it:** anyone; no API key needed.
-         */
-        get: operations["getReadiness"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/readyz": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Readiness probe (old path)
-         * @deprecated
-         * @description Answers `{"status": "ok", "checks": {…}}` while the gateway can serve requests (NATS and PostgreSQL reachable, Redis reached at least once), and `503 Service Unavailable` otherwise, or once it is shutting down. The same as `/health/ready`, kept for existing probe settings.
-         *
-         *     **Who may call it:** anyone; no API key needed.
-         */
-        get: operations["getReadinessAtOldPath"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api-keys": {
         parameters: {
             query?: never;
@@ -1515,6 +1425,96 @@ export interface paths {
          *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `429 rate_limited`, `503 unavailable`.
          */
         get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness probe
+         * @description Answers `{"status": "ok"}` while the process runs.
+         *
+         *     **Who may call it:** anyone; no API key needed.
+         */
+        get: operations["getLiveness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness probe (old path)
+         * @deprecated
+         * @description Answers `{"status": "ok"}` while the process runs. The same as `/health/live`, kept for existing probe settings.
+         *
+         *     **Who may call it:** anyone; no API key needed.
+         */
+        get: operations["getLivenessAtOldPath"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness probe
+         * @description Answers `{"status": "ok", "checks": {…}}` while the gateway can serve requests (NATS and PostgreSQL reachable, Redis reached at least once), and `503 Service Unavailable` otherwise, or once it is shutting down.
+         *
+         *     **Who may call it:** anyone; no API key needed.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness probe (old path)
+         * @deprecated
+         * @description Answers `{"status": "ok", "checks": {…}}` while the gateway can serve requests (NATS and PostgreSQL reachable, Redis reached at least once), and `503 Service Unavailable` otherwise, or once it is shutting down. The same as `/health/ready`, kept for existing probe settings.
+         *
+         *     **Who may call it:** anyone; no API key needed.
+         */
+        get: operations["getReadinessAtOldPath"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8436,78 +8436,6 @@ export interface operations {
             };
         };
     };
-    getLiveness: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The probe passed */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    getLivenessAtOldPath: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The probe passed */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    getReadiness: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The probe passed */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    getReadinessAtOldPath: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The probe passed */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     listApiKeys: {
         parameters: {
             query?: {
@@ -9618,6 +9546,78 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["ProblemView"];
                 };
+            };
+        };
+    };
+    getLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The probe passed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getLivenessAtOldPath: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The probe passed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The probe passed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getReadinessAtOldPath: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The probe passed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -1,11 +1,9 @@
 import { Module } from '@nestjs/common';
 import { AuditEntriesConsumer } from './audit-entries.consumer';
-import { AuditEventsController } from './audit-events.controller';
 import { AuditEventsService } from './audit-events.service';
 
 /** The audit log of every change made with an API key: stored by the gateway, read by admins. */
 @Module({
-  controllers: [AuditEventsController],
   providers: [AuditEventsService, AuditEntriesConsumer],
   exports: [AuditEventsService],
 })

@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ensureDatabase, migrate, serviceDataSourceOptions } from '@licensing/shared/database';
 import { TEST_DATABASE_URL, waitFor } from '@licensing/shared/testing';
-import { GATEWAY_ENTITIES, GATEWAY_SCHEMA } from '../app.module';
+import { GATEWAY_ENTITIES, GATEWAY_SCHEMA } from '../edge/app.module';
 import { GatewayConfig } from '../config';
 import { OrganizationEntity } from '../identity/organization.entity';
 import { GATEWAY_MIGRATIONS } from '../migrations';

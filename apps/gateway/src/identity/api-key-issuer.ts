@@ -1,7 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { EntityManager } from 'typeorm';
 import { ApiKeyView, CreatedApiKeyView } from './api-key.dto';
-import { ApiKeyEntity, ApiKeyScope } from './api-key.entity';
+import { ApiKeyEntity } from './api-key.entity';
+import { ApiKeyScope } from '../http/auth-context';
 
 /** `lk_` followed by 43 base64url characters: 256 random bits. */
 export const API_KEY_PATTERN = /^lk_[A-Za-z0-9_-]{43}$/;

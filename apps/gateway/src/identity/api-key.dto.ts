@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsString, Length } from 'class-validator';
-import { API_KEY_SCOPES, ApiKeyScope } from './api-key.entity';
+import { API_KEY_SCOPES, ApiKeyScope } from '../http/auth-context';
 
 export class CreateApiKeyDto {
   @ApiProperty({ minLength: 1, maxLength: 255, example: 'CI deploys' })

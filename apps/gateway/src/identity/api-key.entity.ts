@@ -1,9 +1,7 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, Unique } from 'typeorm';
 import { TIMESTAMP } from '@licensing/shared/database';
+import { ApiKeyScope } from '../http/auth-context';
 import { OrganizationEntity } from './organization.entity';
-
-export const API_KEY_SCOPES = ['admin', 'read', 'client'] as const;
-export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 /** Only the SHA-256 of a key is stored; the key itself is shown once, when it is created. */
 @Entity({ name: 'api_keys' })

@@ -11,7 +11,7 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyListView, CreateApiKeyDto, CreatedApiKeyView, CurrentApiKeyView } from './api-key.dto';
 import { API_KEY_PATTERN, hashApiKey, issueApiKey, toApiKeyView } from './api-key-issuer';
-import { AuthContext } from './auth-context';
+import { AuthContext } from '../http/auth-context';
 
 const MAX_CACHED_KEYS = 50_000;
 

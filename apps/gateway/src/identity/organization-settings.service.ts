@@ -6,7 +6,7 @@ import { DomainError } from '@licensing/shared/errors';
 import { auditChanges } from '@licensing/shared/events';
 import { BusClient } from '@licensing/shared/messaging';
 import { AuditEventsService } from '../audit/audit-events.service';
-import { OrganizationLimitsService } from '../rate-limits/organization-limits.service';
+import { OrganizationLimitsService } from './organization-limits.service';
 import { OrganizationEntity } from './organization.entity';
 
 /**

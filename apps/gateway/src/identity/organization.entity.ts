@@ -1,6 +1,6 @@
 import { Check, Column, Entity, PrimaryColumn, Unique } from 'typeorm';
 import { TIMESTAMP } from '@licensing/shared/database';
-import type { RateLimitOverrides } from '../rate-limits/rate-limits';
+import type { RateLimitOverrides } from './rate-limit-settings';
 
 /** The tenant. Every row of every service carries its id. */
 @Entity({ name: 'organizations' })

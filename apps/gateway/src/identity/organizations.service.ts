@@ -8,7 +8,7 @@ import { isUniqueViolation } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { CreatedApiKeyView } from './api-key.dto';
 import { issueApiKey } from './api-key-issuer';
-import { ApiKeyScope } from './api-key.entity';
+import { ApiKeyScope } from '../http/auth-context';
 import { OrganizationEntity } from './organization.entity';
 
 export interface CreatedOrganization {

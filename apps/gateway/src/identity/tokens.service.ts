@@ -9,7 +9,7 @@ import {
 import { BusClient } from '@licensing/shared/messaging';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { hashApiKey } from './api-key-issuer';
-import { AuthContext } from './auth-context';
+import { AuthContext } from '../http/auth-context';
 
 const MAX_CACHED_TOKENS = 100_000;
 

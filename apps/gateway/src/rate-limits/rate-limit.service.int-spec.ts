@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { TEST_REDIS_URL, testEnv, uniqueNamespace, waitFor } from '@licensing/shared/testing';
 import { loadGatewayConfig } from '../config';
-import { AuthContext } from '../identity/auth-context';
-import { OrganizationLimitsService } from './organization-limits.service';
+import { AuthContext } from '../http/auth-context';
+import { OrganizationLimitsService } from '../identity/organization-limits.service';
 import { RateLimitService } from './rate-limit.service';
-import { RateLimits } from './rate-limits';
+import { RateLimits } from '../identity/rate-limit-settings';
 
 /** The GCRA script against the machine's Redis, with limits given directly instead of read from PostgreSQL. */
 describe('RateLimitService (Redis)', () => {

@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Redis, Result } from 'ioredis';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
-import { AuthContext } from '../identity/auth-context';
-import { OrganizationLimitsService } from './organization-limits.service';
-import { BucketState, Limit, RateLimitDecision, RouteClass, decisionOf } from './rate-limits';
+import { AuthContext } from '../http/auth-context';
+import { OrganizationLimitsService } from '../identity/organization-limits.service';
+import { Limit } from '../identity/rate-limit-settings';
+import { BucketState, RateLimitDecision, RouteClass, decisionOf } from './rate-limits';
 import { redisConnection } from '@licensing/shared/config';
 import { ThrottledWarning } from '@licensing/shared/logging';
 

@@ -1,14 +1,11 @@
 import {
   RateLimits,
   applyLimitChanges,
-  decisionOf,
   defaultLimits,
   effectiveLimits,
-  licenseOf,
   parseLimitChanges,
-  rateLimitHeaders,
-  routeClassOf,
-} from './rate-limits';
+} from '../identity/rate-limit-settings';
+import { decisionOf, licenseOf, rateLimitHeaders, routeClassOf } from './rate-limits';
 
 const DEFAULTS: RateLimits = defaultLimits({
   RATE_LIMIT_WINDOW_SECONDS: 60,
