@@ -21,6 +21,11 @@ export const gatewayEnv = {
     description:
       'On SIGTERM, how long the gateway keeps serving while answering 503 to its readiness probe, before it stops listening (not on SIGINT)',
   }),
+  DIRECT_ROUTES: env.bool({
+    default: true,
+    description:
+      "Serve the hot routes (check-revocation, sync, verify, validate, license create, single GETs) past Nest's pipeline; off, Nest serves every route and answers alike, slower",
+  }),
   API_KEY_CACHE_TTL_MS: env.int({
     default: 30_000,
     min: 0,

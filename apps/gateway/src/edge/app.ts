@@ -8,7 +8,7 @@ import { DataSource } from 'typeorm';
 import { ensureDatabase, migrate } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { NestPinoLogger, createLogger } from '@licensing/shared/logging';
-import { Readiness } from '@licensing/shared/messaging';
+import { JsonText, Readiness } from '@licensing/shared/messaging';
 import { measureHttpRequests, serveMetrics } from '@licensing/shared/metrics';
 import { traceHttpRequests } from '@licensing/shared/tracing';
 import { GATEWAY_SCHEMA, GatewayModule } from './app.module';
@@ -29,6 +29,7 @@ import { TokensService } from '../identity/tokens.service';
 import { OrganizationsService } from '../identity/organizations.service';
 import { serveOpenApi } from './openapi';
 import { registerRateLimits } from '../rate-limits/rate-limit.hook';
+import { registerAnswerSignatures } from '../signed-answers/answer-signing';
 import { RateLimitService } from '../rate-limits/rate-limit.service';
 
 const BODY_LIMIT = 1024 * 1024;
@@ -81,7 +82,9 @@ export async function startGateway(config: GatewayConfig): Promise<NestFastifyAp
   refuseIllFormedParameters(fastify);
   drainOversizedBodies(fastify, BODY_LIMIT);
   parseJsonBodies(fastify);
-  registerDirectRoutes(app);
+  sendForwardedAnswersAsTheyCame(fastify);
+  registerAnswerSignatures(fastify);
+  registerDirectRoutes(app, config.DIRECT_ROUTES);
   serveOpenApi(app);
   registerIndexRoute(fastify);
   await serveConsole(fastify);
@@ -148,6 +151,17 @@ async function answerUnroutable(
   } catch (error) {
     sendProblem(reply, toProblem(error).problem);
   }
+}
+
+/**
+ * A handler that forwards a service's answer (`BusClient.forward`) returns its JSON text, which is
+ * sent as it came instead of being parsed and serialized again. Everything else is JSON.stringify'd,
+ * as Fastify does by default.
+ */
+function sendForwardedAnswersAsTheyCame(fastify: FastifyInstance): void {
+  fastify.setReplySerializer((payload: unknown) =>
+    payload instanceof JsonText ? payload.text : JSON.stringify(payload),
+  );
 }
 
 /**

@@ -37,7 +37,9 @@ declare module 'fastify' {
  * 201 for a POST, as Nest answers), and failures answered by `answerFailure`. An `@Idempotent()`
  * route's request with an `Idempotency-Key` header goes through Nest's pipeline instead, where the
  * key is claimed and the answer stored. Only a method that takes nothing but its body and path
- * parameters can be direct; anything else fails when the class loads.
+ * parameters can be direct; anything else fails when the class loads. A method that declares
+ * anything the preHandler would skip (a guard, an unknown interceptor, a `@Header()`) fails the
+ * gateway's boot (`skippedByDirect` in edge/direct-routes.ts).
  */
 export const Direct = (): MethodDecorator => (target, key, descriptor) => {
   const controller = target.constructor as Type<unknown>;

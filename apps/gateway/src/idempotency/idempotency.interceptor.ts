@@ -85,8 +85,8 @@ function routeOf(request: FastifyRequest): string {
 }
 
 /**
- * A handler that forwards the service's JSON text (`BusClient.forward`, for its `@Direct()` path)
- * answers here with the value, which is what is stored and what Nest serializes.
+ * A handler that forwards the service's JSON text (`BusClient.forward`) answers here with the
+ * value: what is stored, and what is sent.
  */
 function parsedAnswer(body: unknown): unknown {
   return body instanceof JsonText ? (JSON.parse(body.text) as unknown) : body;
@@ -128,7 +128,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const key = idempotencyKeyOf(request.headers[IDEMPOTENCY_KEY_HEADER]);
-    if (key === undefined) return next.handle().pipe(map(parsedAnswer));
+    // Without a key there is nothing to claim; a forwarded answer's text is sent as it came.
+    if (key === undefined) return next.handle();
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     const orgId = request.auth!.orgId;
     const secretFields = this.reflector.get<string[] | undefined>(SECRET_FIELDS, context.getHandler()) ?? [];

@@ -27,7 +27,7 @@ import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { AllowScopes, LicenseAction, ReachOf } from '../http/route-access';
 import { OrganizationLimitsService } from '../identity/organization-limits.service';
-import { SignedAnswer } from '../signed-answers/signed-answer';
+import { SignedAnswer } from '../signed-answers/answer-signing';
 
 /** The operation text shared by the two checkout routes. */
 export const CHECKOUT_DESCRIPTION =

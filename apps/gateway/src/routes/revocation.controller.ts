@@ -14,7 +14,7 @@ import { Direct } from '../http/direct';
 import { Answers } from '../http/answers';
 import { routes } from '../http/routes';
 import { AllowScopes, LicenseAction } from '../http/route-access';
-import { SignedAnswer } from '../signed-answers/signed-answer';
+import { SignedAnswer } from '../signed-answers/answer-signing';
 
 @ApiTags('revocation')
 @Controller(routes('licenses'))

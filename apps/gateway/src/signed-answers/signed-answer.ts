@@ -1,8 +1,5 @@
 import { KeyObject, sign } from 'node:crypto';
-import { applyDecorators } from '@nestjs/common';
-import { ApiHeader } from '@nestjs/swagger';
 import { DomainError } from '@licensing/shared/errors';
-import { AddRouteConfig } from '../http/route-config';
 
 /** The request header that asks for a signed answer, and the answer's header that carries it. */
 export const NONCE_HEADER = 'licensing-nonce';
@@ -13,35 +10,11 @@ export const ANSWER_TYP = 'licensing-answer+jws';
 /** 8 to 128 characters of base64, base64url or a UUID: room for 48+ random bits, nothing to escape. */
 const NONCE = /^[A-Za-z0-9._~+/=-]{8,128}$/;
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Set by `@SignedAnswer()`: a request with `Licensing-Nonce` gets a `Licensing-Signature`. */
-    signed_answer?: boolean;
-  }
-}
-
 /** An organization's response key, parsed once: what signs its answers. */
 export interface AnswerSigner {
   kid: string;
   privateKey: KeyObject;
 }
-
-/**
- * A route whose `200` answer is signed when the request carries `Licensing-Nonce` (a `@Direct()`
- * route: the direct preHandler signs the bytes it sends).
- */
-export const SignedAnswer = (): MethodDecorator =>
-  applyDecorators(
-    AddRouteConfig({ signed_answer: true }),
-    ApiHeader({
-      name: 'Licensing-Nonce',
-      required: false,
-      description:
-        'A fresh random value (8 to 128 characters of `A-Z a-z 0-9 . _ ~ + / = -`): the `200` answer then ' +
-        "carries `Licensing-Signature`, a JWS with detached payload over the body, signed with the organization's " +
-        'response key (`GET /organizations/current/response-keys`), with this nonce and the time in its header',
-    }),
-  );
 
 /** The request's nonce, undefined when it sent none; a malformed one is a 400 before anything runs. */
 export function nonceOf(value: string | string[] | undefined): string | undefined {
@@ -60,7 +33,7 @@ export function nonceOf(value: string | string[] | undefined): string | undefine
  * form with an empty payload segment. A verifier puts base64url(body) back between the dots.
  * The protected header binds the request's nonce and the signing time (`iat`, Unix seconds).
  */
-export function signAnswer(body: string, signer: AnswerSigner, nonce: string, now: Date): string {
+export function signAnswer(body: string | Buffer, signer: AnswerSigner, nonce: string, now: Date): string {
   const header = Buffer.from(
     JSON.stringify({
       alg: 'EdDSA',
@@ -70,7 +43,7 @@ export function signAnswer(body: string, signer: AnswerSigner, nonce: string, no
       iat: Math.floor(now.getTime() / 1000),
     }),
   ).toString('base64url');
-  const payload = Buffer.from(body, 'utf8').toString('base64url');
+  const payload = (typeof body === 'string' ? Buffer.from(body, 'utf8') : body).toString('base64url');
   const signature = sign(null, Buffer.from(`${header}.${payload}`), signer.privateKey);
   return `${header}..${signature.toString('base64url')}`;
 }
