@@ -21,7 +21,7 @@ import {
 import { DomainError } from '@licensing/shared/errors';
 import { preparedStatement } from '@licensing/shared/database';
 import { BusClient } from '@licensing/shared/messaging';
-import { CacheLookup, SerialStatusCache } from '@licensing/shared/serial-cache';
+import { CacheLookup, SerialStatusReader } from '@licensing/shared/serial-cache';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { SigningKeysService } from '../signing/signing-keys.service';
 import { LicenseEntity } from './license.entity';
@@ -54,7 +54,7 @@ export class LicenseVerifier {
   constructor(
     @InjectDataSource() dataSource: DataSource,
     private readonly signingKeys: SigningKeysService,
-    private readonly serialCache: SerialStatusCache,
+    private readonly serialCache: SerialStatusReader,
     private readonly bus: BusClient,
   ) {
     const catalog = dataSource.getMetadata(CatalogProductEntity).tablePath;
