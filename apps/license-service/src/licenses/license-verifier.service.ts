@@ -127,43 +127,53 @@ export class LicenseVerifier {
    * and a write older than the entry it would replace is refused inside Redis. A cached license of
    * the named product also proves the product live, since a product with licenses cannot be
    * deleted; any other case (no serial, unknown serial, another product) asks PostgreSQL.
-   * A miss is filled by the revocation service, the cache's one writer, with the status
-   * `toSerialStatus` makes of the row: the same entry an event or a write-through would leave.
+   * A serial the cache holds nothing for is filled by the revocation service, the cache's one
+   * writer, with the status `toSerialStatus` makes of the row: the same entry an event or a
+   * write-through would leave. With Redis down nothing is sent: the fill would fail there too.
    */
   private async storedState(
     orgId: string,
     serial: string | undefined,
     productId: string | null,
   ): Promise<StoredState> {
+    let absent = false;
     if (serial !== undefined) {
       const cached = await this.fromCache(orgId, serial, productId);
-      if (cached) return cached;
+      if ('state' in cached) return cached.state;
+      absent = cached.absent;
     }
     const [row] = await this.lookup([orgId, serial ?? null, productId]);
-    if (row.id !== null) this.fill(row);
+    if (absent && row.id !== null) this.fill(row);
     return { productLive: row.product_live, status: row.status, validUntil: row.validUntil };
   }
 
+  /** The cache's answer, or whether it holds nothing for the serial (false when it could not be read). */
   private async fromCache(
     orgId: string,
     serial: string,
     productId: string | null,
-  ): Promise<StoredState | undefined> {
+  ): Promise<{ state: StoredState } | { absent: boolean }> {
     let lookup: CacheLookup;
     try {
       lookup = await this.serialCache.getMany([serial]);
     } catch {
-      return undefined; // Redis down or not confirmed: PostgreSQL answers (the cache has logged why).
+      // Redis down or not confirmed: PostgreSQL answers (the cache has logged why).
+      return { absent: false };
     }
     const entry = lookup.hits[0];
+    const absent = { absent: entry === undefined };
     const ours = entry !== undefined && entry.org_id === orgId;
-    if (productId !== null && !(ours && entry.product_id === productId)) return undefined;
+    if (productId !== null && !(ours && entry.product_id === productId)) return absent;
     if (!ours)
-      return lookup.misses.length > 0 ? undefined : { productLive: true, status: null, validUntil: null };
+      return lookup.misses.length > 0
+        ? absent
+        : { state: { productLive: true, status: null, validUntil: null } };
     return {
-      productLive: true,
-      status: entry.status,
-      validUntil: entry.valid_until === null ? null : new Date(entry.valid_until),
+      state: {
+        productLive: true,
+        status: entry.status,
+        validUntil: entry.valid_until === null ? null : new Date(entry.valid_until),
+      },
     };
   }
 
