@@ -171,6 +171,33 @@ describe('check-revocation and sync through the gateway', () => {
     expect(synced.body).toMatchObject({ status: 'revoked', message: 'License has been revoked' });
   });
 
+  it('a verify miss is filled by the revocation service with the entry the license events left', async () => {
+    const suspended = await license();
+    const patched = await org.api.patch(`/api/v1/licenses/${suspended.id}`, { status: 'suspended' });
+    expect(patched.status).toBe(200);
+    // Every license event applied, so that what writes the entry after the DEL can only be the fill.
+    const events = streamName(stack.namespace, Streams.events.name);
+    await waitFor(
+      async () => {
+        const { num_pending, num_ack_pending } = await jsm.consumers.info(events, 'revocation-service');
+        return num_pending === 0 && num_ack_pending === 0;
+      },
+      { what: "the revocation service's license events consumer to catch up" },
+    );
+    const key = await cacheKey(suspended.serial);
+    const fromEvents = JSON.parse((await redis.get(key))!) as unknown;
+    expect(fromEvents).toMatchObject({ serial: suspended.serial, status: 'suspended' });
+
+    await redis.del(key);
+    const verified = await org.api.post('/api/v1/licenses/verify', {
+      license_blob: suspended.license_blob,
+      product_id: product.id,
+    });
+    expect(verified.body.errors).toEqual([expect.objectContaining({ code: 'suspended' })]);
+    const filled = await waitFor(async () => (await redis.get(key)) ?? undefined, { what: 'the fill' });
+    expect(JSON.parse(filled)).toEqual(fromEvents);
+  });
+
   it("sync answers ok, revoked and not_found (another organization's serial too) with the server time", async () => {
     const active = await license();
     const revoked = await license();

@@ -73,12 +73,8 @@ export class LicenseServiceModule {
           streamReplicas: config.JETSTREAM_REPLICAS,
           name: 'license-service',
         }),
-        SerialCacheModule.forRoot({
-          connection: redisConnection(config),
-          namespace: config.BUS_NAMESPACE,
-          ttlSeconds: config.REVOCATION_CACHE_TTL_SECONDS,
-          negativeTtlSeconds: config.REVOCATION_NEGATIVE_TTL_SECONDS,
-        }),
+        // Verify reads the cache; the revocation service alone writes it (verify's fills go there).
+        SerialCacheModule.forReader({ connection: redisConnection(config), namespace: config.BUS_NAMESPACE }),
         EventsModule,
         SigningModule.forRoot(config.SIGNING_MASTER_KEYS),
         CatalogModule,

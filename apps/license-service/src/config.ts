@@ -7,7 +7,6 @@ import {
   healthEnv,
   loadConfig,
   redisEnv,
-  serialCacheEnv,
 } from '@licensing/shared/config';
 
 /** Well known, so only for development: production refuses to start without SIGNING_MASTER_KEYS. */
@@ -17,7 +16,6 @@ export const licenseServiceEnv = {
   ...commonEnv,
   ...databaseEnv,
   ...redisEnv('Redis of the serial-status cache, which verify reads before PostgreSQL'),
-  ...serialCacheEnv,
   ...healthEnv(3102),
   LICENSE_EXPIRY_SWEEP_MS: env.int({
     default: 30_000,

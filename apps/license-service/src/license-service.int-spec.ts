@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { Messages, Streams } from '@licensing/contracts';
+import { Messages, SerialStatus, Streams } from '@licensing/contracts';
 import { pendingSchemaChanges } from '@licensing/shared/database';
 import { OutboxRelay } from '@licensing/shared/events';
 import {
@@ -319,6 +319,27 @@ describe('license service', () => {
     );
     await org.send(Messages.license.revoke, { id: license.id });
     expect(cached).toContainEqual(expect.objectContaining({ serial: license.serial, status: 'revoked' }));
+  });
+
+  it('fills a verify miss through the revocation service, with the entry every other path produces', async () => {
+    const orgId = randomUUID();
+    const org = bus.as(orgId);
+    const keyPair = await org.send(Messages.keyPair.create, {});
+    const product = await catalogProduct(orgId, keyPair.id);
+    const license = await org.send(Messages.license.create, { product_id: product.id });
+    await org.send(Messages.license.update, { id: license.id, changes: { status: 'suspended' } });
+    const mine = () => cached.filter((entry) => (entry as SerialStatus).serial === license.serial);
+    const writtenThrough = mine();
+
+    // The scripted revocation service writes nothing, so every verify of the serial is a miss.
+    await org.send(Messages.license.verify, { license_blob: license.license_blob, product_id: product.id });
+    const fill = await waitFor(() => mine()[writtenThrough.length], { what: 'the fill of the verify miss' });
+
+    // The same status the write-through sent, and the one a cache miss of check-revocation is answered.
+    const [answered] = await org.send(Messages.license.statuses, { serials: [license.serial] });
+    expect(fill).toEqual(answered);
+    expect(fill).toEqual(writtenThrough.at(-1));
+    expect(fill).toMatchObject({ serial: license.serial, org_id: orgId, status: 'suspended' });
   });
 
   describe('a license created in one statement', () => {

@@ -18,7 +18,7 @@ export class RevocationServiceModule {
           streamReplicas: config.JETSTREAM_REPLICAS,
           name: 'revocation-service',
         }),
-        SerialCacheModule.forRoot({
+        SerialCacheModule.forWriter({
           connection: redisConnection(config),
           namespace: config.BUS_NAMESPACE,
           ttlSeconds: config.REVOCATION_CACHE_TTL_SECONDS,

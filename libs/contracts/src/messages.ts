@@ -279,7 +279,10 @@ export const Messages = {
   revocation: {
     check: defineMessage<CheckRevocationDto, CheckRevocationView>('revocation.check.v1', CheckRevocationView),
     sync: defineMessage<SyncReportDto, SyncResultView>('revocation.sync.v1', SyncResultView),
-    /** Write-through from the license service: the new status is in the cache before the change is answered. */
+    /**
+     * The license service's writes to the cache, which the revocation service alone applies: a
+     * write-through (the new status is in the cache before the change is answered) or a verify fill.
+     */
     put: defineMessage<SerialStatusPutDto, OkReply>('revocation.cache.put.v1'),
   },
   analytics: {

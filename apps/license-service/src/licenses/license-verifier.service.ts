@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { isUUID } from 'class-validator';
 import { DataSource } from 'typeorm';
-import { VerifyErrorCode, VerifyLicenseDto, VerifyResultView } from '@licensing/contracts';
+import { Messages, VerifyErrorCode, VerifyLicenseDto, VerifyResultView } from '@licensing/contracts';
 import {
   DecodedJws,
   InvalidKeyError,
@@ -20,10 +20,12 @@ import {
 } from '@licensing/license-format';
 import { DomainError } from '@licensing/shared/errors';
 import { preparedStatement } from '@licensing/shared/database';
-import { CacheLookup, SerialStatusCache } from '@licensing/shared/serial-cache';
+import { BusClient } from '@licensing/shared/messaging';
+import { CacheLookup, SerialStatusReader } from '@licensing/shared/serial-cache';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
 import { SigningKeysService } from '../signing/signing-keys.service';
 import { LicenseEntity } from './license.entity';
+import { SerialStatusFields, toSerialStatus } from './serial-statuses.service';
 import { LicenseStatus, effectiveStatus } from '@licensing/contracts';
 
 const MESSAGES: Record<VerifyErrorCode, string> = {
@@ -52,7 +54,8 @@ export class LicenseVerifier {
   constructor(
     @InjectDataSource() dataSource: DataSource,
     private readonly signingKeys: SigningKeysService,
-    private readonly serialCache: SerialStatusCache,
+    private readonly serialCache: SerialStatusReader,
+    private readonly bus: BusClient,
   ) {
     const catalog = dataSource.getMetadata(CatalogProductEntity).tablePath;
     const licenses = dataSource.getMetadata(LicenseEntity).tablePath;
@@ -62,7 +65,9 @@ export class LicenseVerifier {
       `SELECT $3::uuid IS NULL OR EXISTS (
                 SELECT 1 FROM ${catalog} WHERE id = $3::uuid AND org_id = $1 AND retired_at IS NULL
               ) AS product_live,
-              l.id, l.product_id, l.status, l.revoked_at, l.valid_until, l.max_seats, l.updated_at
+              l.id, l.serial, l.org_id AS "orgId", l.product_id AS "productId", l.status,
+              l.revoked_at AS "revokedAt", l.valid_until AS "validUntil", l.max_seats AS "maxSeats",
+              l.updated_at AS "updatedAt"
          FROM (SELECT 1) AS one
          LEFT JOIN ${licenses} l ON l.serial = $2 AND l.org_id = $1`,
     );
@@ -122,61 +127,63 @@ export class LicenseVerifier {
    * and a write older than the entry it would replace is refused inside Redis. A cached license of
    * the named product also proves the product live, since a product with licenses cannot be
    * deleted; any other case (no serial, unknown serial, another product) asks PostgreSQL.
+   * A serial the cache holds nothing for is filled by the revocation service, the cache's one
+   * writer, with the status `toSerialStatus` makes of the row: the same entry an event or a
+   * write-through would leave. With Redis down nothing is sent: the fill would fail there too.
    */
   private async storedState(
     orgId: string,
     serial: string | undefined,
     productId: string | null,
   ): Promise<StoredState> {
+    let absent = false;
     if (serial !== undefined) {
       const cached = await this.fromCache(orgId, serial, productId);
-      if (cached) return cached;
+      if ('state' in cached) return cached.state;
+      absent = cached.absent;
     }
     const [row] = await this.lookup([orgId, serial ?? null, productId]);
-    if (row.id !== null && serial !== undefined) this.fill(orgId, serial, row);
-    return { productLive: row.product_live, status: row.status, validUntil: row.valid_until };
+    if (absent && row.id !== null) this.fill(row);
+    return { productLive: row.product_live, status: row.status, validUntil: row.validUntil };
   }
 
+  /** The cache's answer, or whether it holds nothing for the serial (false when it could not be read). */
   private async fromCache(
     orgId: string,
     serial: string,
     productId: string | null,
-  ): Promise<StoredState | undefined> {
+  ): Promise<{ state: StoredState } | { absent: boolean }> {
     let lookup: CacheLookup;
     try {
       lookup = await this.serialCache.getMany([serial]);
     } catch {
-      return undefined; // Redis down or not confirmed: PostgreSQL answers (the cache has logged why).
+      // Redis down or not confirmed: PostgreSQL answers (the cache has logged why).
+      return { absent: false };
     }
     const entry = lookup.hits[0];
+    const absent = { absent: entry === undefined };
     const ours = entry !== undefined && entry.org_id === orgId;
-    if (productId !== null && !(ours && entry.product_id === productId)) return undefined;
+    if (productId !== null && !(ours && entry.product_id === productId)) return absent;
     if (!ours)
-      return lookup.misses.length > 0 ? undefined : { productLive: true, status: null, validUntil: null };
+      return lookup.misses.length > 0
+        ? absent
+        : { state: { productLive: true, status: null, validUntil: null } };
     return {
-      productLive: true,
-      status: entry.status,
-      validUntil: entry.valid_until === null ? null : new Date(entry.valid_until),
+      state: {
+        productLive: true,
+        status: entry.status,
+        validUntil: entry.valid_until === null ? null : new Date(entry.valid_until),
+      },
     };
   }
 
-  /** Best effort: a failed fill costs the next verify of the serial another PostgreSQL read. */
-  private fill(orgId: string, serial: string, row: StoredRow): void {
-    this.serialCache
-      .putMany([
-        {
-          serial,
-          org_id: orgId,
-          license_id: row.id!,
-          product_id: row.product_id!,
-          status: row.status!,
-          revoked_at: row.revoked_at?.toISOString() ?? null,
-          valid_until: row.valid_until?.toISOString() ?? null,
-          max_seats: row.max_seats!,
-          version: row.updated_at!.getTime(),
-        },
-      ])
-      .catch(() => undefined);
+  /**
+   * Best effort, and not awaited: a failed fill costs the next verify of the serial another
+   * PostgreSQL read. A fill that lost a race with a revocation is refused inside Redis (its version
+   * is older), as any write of the revocation service is.
+   */
+  private fill(license: SerialStatusFields): void {
+    this.bus.send(Messages.revocation.put, { statuses: [toSerialStatus(license)] }).catch(() => undefined);
   }
 
   /** A caller-supplied PEM is parsed once and kept: fleets send the same product key again and again. */
@@ -214,17 +221,13 @@ interface StoredState {
   validUntil: Date | null;
 }
 
-/** The lookup's row: the license's columns are null when the organization has no such serial. */
-interface StoredRow {
-  product_live: boolean;
-  id: string | null;
-  product_id: string | null;
-  status: LicenseStatus | null;
-  revoked_at: Date | null;
-  valid_until: Date | null;
-  max_seats: number | null;
-  updated_at: Date | null;
-}
+/**
+ * The lookup's row: the license's columns, named as the entity's fields so that the row is what
+ * `toSerialStatus` takes, or all null when the organization has no such serial.
+ */
+type StoredRow = { product_live: boolean } & (
+  SerialStatusFields | { [Field in keyof SerialStatusFields]: null }
+);
 
 function invalid(codes: VerifyErrorCode[]): VerifyResultView {
   return { valid: false, license: null, errors: codes.map((code) => ({ code, message: MESSAGES[code] })) };

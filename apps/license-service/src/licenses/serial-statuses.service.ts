@@ -4,7 +4,17 @@ import { DataSource, In } from 'typeorm';
 import { SerialStatus } from '@licensing/contracts';
 import { LicenseEntity } from './license.entity';
 
-export function toSerialStatus(license: LicenseEntity): SerialStatus {
+/** The columns of a license its serial status is made of. */
+export type SerialStatusFields = Pick<
+  LicenseEntity,
+  'id' | 'serial' | 'orgId' | 'productId' | 'status' | 'revokedAt' | 'validUntil' | 'maxSeats' | 'updatedAt'
+>;
+
+/**
+ * The one producer of a serial status: every event, write-through, miss answer and verify fill is
+ * made here, so the revocation service's cache holds one shape whoever asked for the write.
+ */
+export function toSerialStatus(license: SerialStatusFields): SerialStatus {
   return {
     serial: license.serial,
     org_id: license.orgId,

@@ -34,9 +34,10 @@ export class RevocationController {
   }
 
   /**
-   * Internal write-through from the license service, not on behalf of an organization. Unlike a
-   * read, it cannot fall back: an `unavailable` makes the license service's caller retry, rather
-   * than a change answered while an older status may still be served from the cache.
+   * Internal writes from the license service (a change written through, a verify miss filled), not
+   * on behalf of an organization. Unlike a read, it cannot fall back: an `unavailable` makes the
+   * license service's caller retry, rather than a change answered while an older status may still
+   * be served from the cache (a fill ignores it).
    */
   @Handles(Messages.revocation.put)
   async put(@BusData() { statuses }: SerialStatusPutDto): Promise<{ ok: true }> {

@@ -56,8 +56,10 @@ export class SerialStatusItemDto implements SerialStatus {
 }
 
 /**
- * revocation.cache.put.v1: the license service writes a change through to the cache before it
- * answers its caller, so that the change is visible on every online path at once.
+ * revocation.cache.put.v1: statuses the license service wants cached, written by the revocation
+ * service (the cache's one writer). A change is written through before the license service answers
+ * its caller, so that it is visible on every online path at once; a verify miss is filled the same
+ * way, without waiting. Either is refused inside Redis when older than the entry.
  */
 export class SerialStatusPutDto {
   @IsArray()

@@ -88,7 +88,7 @@ export function healthEnv(defaultPort: number) {
   };
 }
 
-/** The serial-status cache in Redis: the revocation service answers from it, the license service verifies from it. */
+/** The serial-status cache in Redis, as its one writer (the revocation service) keeps it. */
 export const serialCacheEnv = {
   REVOCATION_CACHE_TTL_SECONDS: env.int({
     default: 3600,

@@ -4,6 +4,7 @@ import { Redis, Result } from 'ioredis';
 import { SerialStatus } from '@licensing/contracts';
 import { RedisConnection } from '@licensing/shared/config';
 import { ThrottledWarning } from '@licensing/shared/logging';
+import { NEGATIVE_ENTRY, PUT_SERIAL_STATUS, decodeEntry, putArguments } from './serial-entry';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -18,15 +19,18 @@ declare module 'ioredis' {
   }
 }
 
-export interface SerialStatusCacheOptions {
+export interface SerialStatusReaderOptions {
   /** Where Redis is (`redisConnection` of the service's settings). */
   connection: RedisConnection;
   /** BUS_NAMESPACE: environments sharing one Redis keep apart, as they do on NATS. */
   namespace: string;
-  ttlSeconds: number;
-  negativeTtlSeconds: number;
   /** How often the Redis behind the connection is checked for being the one the cache was filled in. */
   generationCheckMs?: number;
+}
+
+export interface SerialStatusCacheOptions extends SerialStatusReaderOptions {
+  ttlSeconds: number;
+  negativeTtlSeconds: number;
 }
 
 export interface CacheLookup {
@@ -36,30 +40,8 @@ export interface CacheLookup {
   misses: string[];
 }
 
-/** What a negative entry holds: never valid JSON of a SerialStatus, and one byte. */
-const NEGATIVE = '-';
 const RECONNECT_EVERY_MS = 500;
 const GENERATION_CHECK_MS = 1_000;
-
-/**
- * A write may arrive late (a miss filled from PostgreSQL while a revocation is being written
- * through, an event redelivered after a newer one), so the decision to overwrite is taken inside
- * Redis, atomically: an entry reflecting a newer change stays, and a revocation is final.
- * An unreadable entry is replaced.
- */
-const PUT_SERIAL_STATUS = `
-local current = redis.call('GET', KEYS[1])
-if current and current ~= '${NEGATIVE}' then
-  local ok, entry = pcall(cjson.decode, current)
-  if ok and type(entry) == 'table' then
-    if entry.status == 'revoked' and ARGV[3] ~= 'revoked' then return 0 end
-    local version = tonumber(entry.version)
-    if version and version > tonumber(ARGV[2]) then return 0 end
-  end
-end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
-return 1
-`;
 
 /**
  * Which generation of entries the Redis server now running may serve. The generation is kept with
@@ -92,8 +74,10 @@ export async function serialCacheKey(redis: Redis, namespace: string, serial: st
 }
 
 /**
- * The serial-status cache in Redis: `<ns>:serial:<generation>:<serial>` → JSON of a SerialStatus,
- * or `-` for a serial unknown to the platform.
+ * The serial-status cache in Redis as every service may use it: read. Entries live at
+ * `<ns>:serial:<generation>:<serial>` (their format is serial-entry.ts's); `-` marks a serial
+ * unknown to the platform. Only the revocation service writes them (SerialStatusCache below);
+ * the license service reads them on verify and asks the revocation service to fill a miss.
  *
  * The cache must never answer from a state older than the database. A Redis restarted from a
  * snapshot taken before a revocation still holds the license as active; so entries live under a
@@ -109,10 +93,12 @@ export async function serialCacheKey(redis: Redis, namespace: string, serial: st
  * Failures are logged here, rate-limited, and rethrown for the caller to choose its fallback.
  */
 @Injectable()
-export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger(SerialStatusCache.name);
-  private readonly redis: Redis;
+export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('SerialStatusCache');
+  protected readonly redis: Redis;
   private readonly metaKey: string;
+  private readonly namespace: string;
+  private readonly generationCheckMs: number;
   /** `<ns>:serial:<generation>:` while the connected Redis is known to serve the current generation. */
   private prefix?: string;
   private checkTimer?: NodeJS.Timeout;
@@ -121,7 +107,9 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
   private readonly outage = new ThrottledWarning(this.logger);
   private down = false;
 
-  constructor(private readonly options: SerialStatusCacheOptions) {
+  constructor(options: SerialStatusReaderOptions) {
+    this.namespace = options.namespace;
+    this.generationCheckMs = options.generationCheckMs ?? GENERATION_CHECK_MS;
     this.metaKey = cacheMetaKey(options.namespace);
     this.redis = new Redis({
       ...options.connection,
@@ -136,7 +124,6 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
       // Closing while Redis is down arms a timer on the dead socket that nothing clears; keep it short.
       disconnectTimeout: 200,
     });
-    this.redis.defineCommand('putSerialStatus', { numberOfKeys: 1, lua: PUT_SERIAL_STATUS });
     this.redis.defineCommand('claimCacheGeneration', { numberOfKeys: 1, lua: CLAIM_CACHE_GENERATION });
     this.redis.on('close', () => {
       this.disconnects++;
@@ -161,10 +148,7 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     await this.redis.connect().catch((error: unknown) => this.warn('connect', error));
     await this.checkGeneration();
-    this.checkTimer = setInterval(
-      () => void this.checkGeneration(),
-      this.options.generationCheckMs ?? GENERATION_CHECK_MS,
-    );
+    this.checkTimer = setInterval(() => void this.checkGeneration(), this.generationCheckMs);
     this.checkTimer.unref();
   }
 
@@ -191,7 +175,7 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
         runId,
         randomBytes(6).toString('hex'),
       );
-      const prefix = serialKeyPrefix(this.options.namespace, generation);
+      const prefix = serialKeyPrefix(this.namespace, generation);
       if (disconnects !== this.disconnects) return; // the 'ready' of the new connection checks again
       if (this.prefix !== undefined && this.prefix !== prefix) {
         this.logger.warn({
@@ -207,7 +191,7 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** The key prefix of the current generation, or a failure when there is none to trust. */
-  private currentPrefix(): string {
+  protected currentPrefix(): string {
     if (this.prefix === undefined) throw new Error('the cache generation of this Redis is not confirmed yet');
     return this.prefix;
   }
@@ -229,14 +213,44 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
       const value = values[i];
       const serial = serials[i]!;
       if (value === null || value === undefined) result.misses.push(serial);
-      else if (value === NEGATIVE) result.negatives.push(serial);
+      else if (value === NEGATIVE_ENTRY) result.negatives.push(serial);
       else {
-        const entry = parseEntry(value);
+        const entry = decodeEntry(value);
         if (entry) result.hits.push(entry);
         else result.misses.push(serial);
       }
     }
     return result;
+  }
+
+  protected failed(operation: string, error: unknown): unknown {
+    this.warn(operation, error);
+    return error;
+  }
+
+  /** An outage produces a failure per request and per reconnect attempt: one line per interval is enough. */
+  private warn(operation: string, error: unknown): void {
+    this.down = true;
+    this.outage.warn({
+      msg: 'redis unavailable: reads fall back to the license service, writes are refused',
+      operation,
+      err: error instanceof Error ? error.message : String(error),
+    });
+  }
+}
+
+/**
+ * The one writer of serial entries, owned by the revocation service (SerialCacheModule.forWriter):
+ * it applies license events, write-throughs and fills, all through one script that refuses an older
+ * version and never turns `revoked` back, under the generation the reader confirmed. Any other
+ * service gets a SerialStatusReader and sends what it wants cached to the revocation service
+ * (`revocation.cache.put.v1`); serial-cache-writers.spec.ts fails if a second writer appears.
+ */
+@Injectable()
+export class SerialStatusCache extends SerialStatusReader {
+  constructor(private readonly options: SerialStatusCacheOptions) {
+    super(options);
+    this.redis.defineCommand('putSerialStatus', { numberOfKeys: 1, lua: PUT_SERIAL_STATUS });
   }
 
   putMany(statuses: readonly SerialStatus[]): Promise<void> {
@@ -261,16 +275,10 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
     }
     const pipeline = this.redis.pipeline();
     for (const status of statuses) {
-      pipeline.putSerialStatus(
-        prefix + status.serial,
-        JSON.stringify(status),
-        status.version,
-        status.status,
-        this.options.ttlSeconds,
-      );
+      pipeline.putSerialStatus(prefix + status.serial, ...putArguments(status, this.options.ttlSeconds));
     }
     for (const serial of unknown) {
-      pipeline.set(prefix + serial, NEGATIVE, 'EX', this.options.negativeTtlSeconds, 'NX');
+      pipeline.set(prefix + serial, NEGATIVE_ENTRY, 'EX', this.options.negativeTtlSeconds, 'NX');
     }
     let results: [Error | null, unknown][] | null;
     try {
@@ -281,28 +289,5 @@ export class SerialStatusCache implements OnModuleInit, OnApplicationShutdown {
     // A pipeline resolves with each command's own error instead of rejecting.
     const error = results?.find(([commandError]) => commandError)?.[0];
     if (error) throw this.failed('put', error);
-  }
-
-  private failed(operation: string, error: unknown): unknown {
-    this.warn(operation, error);
-    return error;
-  }
-
-  /** An outage produces a failure per request and per reconnect attempt: one line per interval is enough. */
-  private warn(operation: string, error: unknown): void {
-    this.down = true;
-    this.outage.warn({
-      msg: 'redis unavailable: reads fall back to the license service, writes are refused',
-      operation,
-      err: error instanceof Error ? error.message : String(error),
-    });
-  }
-}
-
-function parseEntry(value: string): SerialStatus | undefined {
-  try {
-    return JSON.parse(value) as SerialStatus;
-  } catch {
-    return undefined;
   }
 }
