@@ -1,4 +1,11 @@
+import type { ActivationView } from '../activations/activation.dto';
+import type { EntitlementView } from '../entitlements/entitlement.dto';
+import type { KeyPairView } from '../key-pairs/key-pair.dto';
+import type { LicenseView } from '../licenses/license.dto';
+import type { PolicyView } from '../policies/policy.dto';
+import type { ProductView } from '../products/product.dto';
 import type { SerialStatus } from '../revocation/revocation.dto';
+import type { WebhookView } from '../webhooks/webhook.dto';
 
 /**
  * Every state change is published once on JetStream as a LicensingEvent, on
@@ -31,6 +38,43 @@ export const EVENT_TYPES = [
   'webhook.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The `data` of `license.usage_incremented`: the license, `uses` being the new total. */
+export type LicenseUsageIncrementedData = LicenseView & { increment: number };
+
+/** Fails to compile unless every event type has a payload. */
+type EveryEventType<Payloads extends Record<EventType, unknown>> = Payloads;
+
+/** The `data` of each event type: the resource as the API returns it (docs/events.md). */
+export type EventPayloads = EveryEventType<{
+  'product.created': ProductView;
+  'product.updated': ProductView;
+  'product.deleted': ProductView;
+  'license.created': LicenseView;
+  'license.updated': LicenseView;
+  'license.suspended': LicenseView;
+  'license.reinstated': LicenseView;
+  'license.expired': LicenseView;
+  'license.revoked': LicenseView;
+  'license.usage_incremented': LicenseUsageIncrementedData;
+  'license.usage_reset': LicenseView;
+  'license.checked_in': LicenseView;
+  'activation.created': ActivationView;
+  'activation.deleted': ActivationView;
+  'activation.expired': ActivationView;
+  'key_pair.created': KeyPairView;
+  'key_pair.deleted': KeyPairView;
+  'entitlement.created': EntitlementView;
+  'entitlement.updated': EntitlementView;
+  'entitlement.deleted': EntitlementView;
+  'policy.created': PolicyView;
+  'policy.updated': PolicyView;
+  'policy.deleted': PolicyView;
+  'webhook.disabled': WebhookView;
+}>;
+
+/** The `license.*` event types: each carries the license's serial status. */
+export type LicenseEventType = Extract<EventType, `license.${string}`>;
 
 /**
  * The version of the event payloads published today. A breaking change of a payload is published
