@@ -119,12 +119,40 @@ export function deadLetterSubject(durable: string): string {
   return `licensing.dead-letters.${durable}`;
 }
 
+/** What every event subject starts with, after the bus namespace when there is one. */
+const EVENTS_PREFIX = 'licensing.events.';
+
 export function eventSubject(orgId: string, type: EventType): string {
-  return `licensing.events.${orgId}.${type}`;
+  return `${EVENTS_PREFIX}${orgId}.${type}`;
+}
+
+/** A token NATS can publish: not empty, no wildcard, no whitespace (and no dot, which splits tokens). */
+const SUBJECT_TOKEN = /^[^\s.*>]+$/;
+
+/**
+ * The organization and type an event subject names: `[<namespace>.]licensing.events.<org_id>.<type>`,
+ * the inverse of `eventSubject()` under `namespaced()`. Undefined for any other subject: another
+ * namespace, another stream, an empty or wildcard token. The type is not checked against
+ * EVENT_TYPES, so that consumers can carry types added after them.
+ */
+export function parseEventSubject(
+  subject: string,
+  namespace: string,
+): { orgId: string; type: string } | undefined {
+  const prefix = namespace ? `${namespace}.${EVENTS_PREFIX}` : EVENTS_PREFIX;
+  if (!subject.startsWith(prefix)) return undefined;
+  const [orgId, ...type] = subject.slice(prefix.length).split('.');
+  if (type.length === 0 || ![orgId, ...type].every((token) => SUBJECT_TOKEN.test(token))) return undefined;
+  return { orgId, type: type.join('.') };
+}
+
+/** Every license event of one organization, or of every organization with `*`: a consumer's filter. */
+export function licenseEventsFilter(orgId: string): string {
+  return `${EVENTS_PREFIX}${orgId}.license.>`;
 }
 
 /** Every license event of every organization: the filter of a consumer that mirrors license state. */
-export const LICENSE_EVENTS_FILTER = 'licensing.events.*.license.>';
+export const LICENSE_EVENTS_FILTER = licenseEventsFilter('*');
 
 /** Every accepted usage increment of every organization: the filter of the analytics service's count. */
 export const USAGE_INCREMENTED_FILTER = 'licensing.events.*.license.usage_incremented';
