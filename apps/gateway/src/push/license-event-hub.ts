@@ -10,14 +10,22 @@ import { AckPolicy, ConsumerMessages, DeliverPolicy, JsMsg, nanos } from 'nats';
 import {
   Broadcasts,
   LICENSE_EVENTS_FILTER,
-  LicensingEvent,
-  LicenseView,
+  LicenseStatusEventRecord,
   Streams,
+  licenseEventsFilter,
+  parseEventSubject,
 } from '@licensing/contracts';
 import { DomainError } from '@licensing/shared/errors';
-import { BusClient, Readiness, ensureStream, namespaced, streamName } from '@licensing/shared/messaging';
+import {
+  BusClient,
+  Readiness,
+  decodeMessage,
+  ensureStream,
+  namespaced,
+  streamName,
+} from '@licensing/shared/messaging';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
-import { SSE_HEARTBEAT, organizationOfEventSubject, pushedView, sseFrame } from './sse';
+import { SSE_HEARTBEAT, pushedView, sseFrame } from './sse';
 
 /** One shared comment to every connection this often: no timer per connection. */
 export const HEARTBEAT_MS = 20_000;
@@ -238,7 +246,7 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
     this.position = message.seq;
     // Nobody follows anything: nothing to decode (most gateways, most of the time, under creates).
     if (this.index.size === 0) return;
-    const orgId = organizationOfEventSubject(message.subject, this.bus.namespace);
+    const orgId = parseEventSubject(message.subject, this.bus.namespace)?.orgId;
     const event = decodeEvent(message);
     if (!event || !orgId || event.org_id !== orgId) return;
     const view = pushedView(event.type, event.occurred_at, event.data);
@@ -292,7 +300,7 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
     if (lastEventId === state.last_seq) return undefined;
     if (lastEventId + 1 < state.first_seq) return 'gap_too_old';
 
-    const subject = namespaced(this.bus.namespace, `licensing.events.${connection.orgId}.license.>`);
+    const subject = namespaced(this.bus.namespace, licenseEventsFilter(connection.orgId));
     const consumer = await manager.consumers.add(stream, {
       ack_policy: AckPolicy.None,
       deliver_policy: DeliverPolicy.StartSequence,
@@ -430,11 +438,8 @@ export class LicenseEventHub implements OnApplicationBootstrap, BeforeApplicatio
 
 const keyOf = (orgId: string, serial: string): string => `${orgId} ${serial}`;
 
-function decodeEvent(message: JsMsg): LicensingEvent<LicenseView> | undefined {
-  try {
-    const event = message.json<LicensingEvent<LicenseView>>();
-    return typeof event?.data?.serial === 'string' && typeof event.type === 'string' ? event : undefined;
-  } catch {
-    return undefined;
-  }
+/** A license event as the hub reads it, or undefined for one it cannot read (it pushes nothing for it). */
+function decodeEvent(message: JsMsg): LicenseStatusEventRecord | undefined {
+  const decoded = decodeMessage(LicenseStatusEventRecord, message.data);
+  return 'value' in decoded ? decoded.value : undefined;
 }

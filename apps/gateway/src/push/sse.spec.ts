@@ -1,4 +1,4 @@
-import { lastEventIdOf, organizationOfEventSubject, pushedView, serialsOf, sseFrame } from './sse';
+import { lastEventIdOf, pushedView, serialsOf, sseFrame } from './sse';
 
 describe('the license event stream rules', () => {
   it('writes an event as id, event and one data line', () => {
@@ -14,11 +14,6 @@ describe('the license event stream rules', () => {
     expect(lastEventIdOf('-1')).toBeNaN();
     expect(lastEventIdOf('1e3')).toBeNaN();
     expect(lastEventIdOf('9'.repeat(16))).toBeNaN();
-  });
-
-  it('finds the organization in a license event subject, with or without a namespace', () => {
-    expect(organizationOfEventSubject('licensing.events.org-1.license.revoked', '')).toBe('org-1');
-    expect(organizationOfEventSubject('t1.licensing.events.org-1.license.revoked', 't1')).toBe('org-1');
   });
 
   it('pushes revocations, suspensions, reinstatements and expiries only', () => {

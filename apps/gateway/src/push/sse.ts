@@ -1,4 +1,4 @@
-import { LicenseView, PUSHED_LICENSE_EVENTS, PushedLicenseEvent } from '@licensing/contracts';
+import { LicenseStatusRecord, PUSHED_LICENSE_EVENTS, PushedLicenseEvent } from '@licensing/contracts';
 
 /**
  * The Server-Sent Events wire format and the pure rules of the license event stream, apart from
@@ -28,18 +28,11 @@ export function lastEventIdOf(header: string | string[] | undefined): number | u
 /** The distinct serials of the query, in order. */
 export const serialsOf = (query: string): string[] => [...new Set(query.split(','))];
 
-/** The organization a license event's subject names: `[<ns>.]licensing.events.<org>.license.<verb>`. */
-export function organizationOfEventSubject(subject: string, namespace: string): string | undefined {
-  const tokens = subject.split('.');
-  const at = namespace ? namespace.split('.').length + 2 : 2;
-  return tokens[at];
-}
-
 /** What a connection receives of a license event, or undefined for an event that is not pushed. */
 export function pushedView(
   type: string,
   occurredAt: string,
-  data: Pick<LicenseView, 'serial' | 'status' | 'revoked_at' | 'valid_until'>,
+  data: LicenseStatusRecord,
 ):
   | {
       type: PushedLicenseEvent;

@@ -1,12 +1,12 @@
 import { EntityManager } from 'typeorm';
-import { AuditAction, AuditChanges, EventType, LicenseView } from '@licensing/contracts';
+import { AuditAction, AuditChanges, LicenseEventType, LicenseView } from '@licensing/contracts';
 import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
 import type { LicenseEntity } from './license.entity';
 import { toSerialStatus } from './serial-statuses.service';
 
 export interface LicenseChange {
-  /** The event type, `license.updated` for most changes. */
-  type: EventType;
+  /** The event type, `license.updated` for most changes; an increment has data of its own. */
+  type: Exclude<LicenseEventType, 'license.usage_incremented'>;
   action: AuditAction;
   /** The license as answered before the change, and after it. */
   before: LicenseView;

@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
-import { Streams, WebhookEventRecord, webhookMatches } from '@licensing/contracts';
+import { Streams, WebhookEventRecord, parseEventSubject, webhookMatches } from '@licensing/contracts';
 import { isDataError } from '@licensing/shared/database';
 import { BusClient, Decoded, DurableConsumer, decodeMessage, storeBatch } from '@licensing/shared/messaging';
 import { DeliveriesRepository, WebhookEvent } from './deliveries.repository';
@@ -11,23 +11,22 @@ const BATCH_SIZE = 256;
 const PULL_OPEN_MS = 5_000;
 const RETRY_DELAY_MS = 2_000;
 
-/** `<namespace.>licensing.events.<org_id>.<type>` → org_id. */
-export function organizationOfEventSubject(subject: string): string | undefined {
-  return /(?:^|\.)licensing\.events\.([^.]+)\./.exec(subject)?.[1];
-}
-
 /**
  * Reads an event of LICENSING_EVENTS as it will be delivered: exactly `{id, type, org_id,
  * occurred_at, data}` (members added for internal consumers, such as `serial_status`, stay
- * internal). An event filed under another organization's subject is refused. Serialized only if
- * an endpoint receives it (`storedEvent`).
+ * internal). An event filed under another organization's subject, or under a subject that names
+ * none (`parseEventSubject`), is refused. Serialized only if an endpoint receives it (`storedEvent`).
  */
-export function decodeWebhookEvent(data: Uint8Array, orgOfSubject?: string): Decoded<WebhookEvent> {
+export function decodeWebhookEvent(
+  data: Uint8Array,
+  orgOfSubject: string | undefined,
+): Decoded<WebhookEvent> {
   const decoded = decodeMessage(WebhookEventRecord, data);
   if ('problem' in decoded) return decoded;
   const { id, type, org_id, occurred_at, data: resource } = decoded.value;
   const event = { id: id.toLowerCase(), type, org_id: org_id.toLowerCase(), occurred_at, data: resource };
-  if (orgOfSubject !== undefined && orgOfSubject.toLowerCase() !== event.org_id) {
+  if (orgOfSubject === undefined) return { problem: 'the subject is not an event subject' };
+  if (orgOfSubject.toLowerCase() !== event.org_id) {
     return { problem: 'org_id is not the organization of the subject' };
   }
   return { value: event };
@@ -52,7 +51,8 @@ export class EventFanoutConsumer implements BeforeApplicationShutdown {
     this.consumer = new DurableConsumer<WebhookEvent>(bus, {
       durable: WEBHOOK_EVENTS_CONSUMER,
       stream: Streams.events,
-      decode: (message) => decodeWebhookEvent(message.data, organizationOfEventSubject(message.subject)),
+      decode: (message) =>
+        decodeWebhookEvent(message.data, parseEventSubject(message.subject, bus.namespace)?.orgId),
       process: async (batch) => {
         let created = 0;
         const outcomes = await storeBatch(

@@ -5,6 +5,7 @@ import {
   ArrayMinSize,
   IsArray,
   IsInt,
+  IsObject,
   IsString,
   IsUUID,
   Length,
@@ -56,6 +57,7 @@ export class UpdateEntitlementDto {
 }
 
 export class UpdateEntitlementMessage extends IdDto {
+  @IsObject()
   @ValidateNested()
   @Type(() => UpdateEntitlementDto)
   changes!: UpdateEntitlementDto;

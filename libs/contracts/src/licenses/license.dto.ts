@@ -289,6 +289,7 @@ export class UpdateLicenseDto extends PickType(CreateLicenseDto, [
 export class UpdateLicenseMessage {
   @IsUUID('all') id!: string;
 
+  @IsObject()
   @ValidateNested()
   @Type(() => UpdateLicenseDto)
   changes!: UpdateLicenseDto;

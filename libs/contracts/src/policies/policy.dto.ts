@@ -5,6 +5,7 @@ import {
   IsArray,
   IsIn,
   IsInt,
+  IsObject,
   IsString,
   IsUUID,
   Length,
@@ -188,6 +189,7 @@ export class UpdatePolicyDto extends OmitType(CreatePolicyDto, ['product_id', 'n
 }
 
 export class UpdatePolicyMessage extends IdDto {
+  @IsObject()
   @ValidateNested()
   @Type(() => UpdatePolicyDto)
   changes!: UpdatePolicyDto;

@@ -4,6 +4,7 @@ import {
   ArrayMaxSize,
   IsArray,
   IsInt,
+  IsObject,
   IsString,
   IsUUID,
   Length,
@@ -109,6 +110,7 @@ export class UpdateProductDto extends OmitType(CreateProductDto, ['code', 'name'
 }
 
 export class UpdateProductMessage extends IdDto {
+  @IsObject()
   @ValidateNested()
   @Type(() => UpdateProductDto)
   changes!: UpdateProductDto;

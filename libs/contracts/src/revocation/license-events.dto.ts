@@ -1,5 +1,16 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { Matches } from 'class-validator';
+import { Type } from 'class-transformer';
+import {
+  IsIn,
+  IsISO8601,
+  IsObject,
+  IsString,
+  IsUUID,
+  Length,
+  Matches,
+  ValidateNested,
+} from 'class-validator';
+import { Nullable } from '../common/validation';
 import { LICENSE_STATUSES, LicenseStatus } from '../licenses/license.dto';
 import { MAX_SERIALS_PER_CHECK } from './revocation.dto';
 
@@ -36,4 +47,28 @@ export class LicenseStatusEventView {
   @ApiProperty({ format: 'date-time' }) occurred_at!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) revoked_at!: string | null;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) valid_until!: string | null;
+}
+
+/** The members of a license event's `data` (the license) that a pushed event tells. */
+export class LicenseStatusRecord {
+  @IsString() @Length(1, 200) serial!: string;
+  @IsIn(LICENSE_STATUSES) status!: LicenseStatus;
+  @Nullable() @IsISO8601() revoked_at?: string | null;
+  @Nullable() @IsISO8601() valid_until?: string | null;
+}
+
+/**
+ * What the gateway's push hub reads of a `license.*` event on LICENSE_EVENTS: its type, time and
+ * organization, and the license's status as the API answers it. Its other members are not the
+ * hub's business.
+ */
+export class LicenseStatusEventRecord {
+  @IsString() @Length(1, 64) type!: string;
+  @IsUUID('all') org_id!: string;
+  @IsISO8601() occurred_at!: string;
+
+  @IsObject()
+  @ValidateNested()
+  @Type(() => LicenseStatusRecord)
+  data!: LicenseStatusRecord;
 }

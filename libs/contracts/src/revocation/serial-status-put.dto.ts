@@ -65,6 +65,7 @@ export class SerialStatusPutDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_SERIALS_PER_CHECK)
+  @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => SerialStatusItemDto)
   statuses!: SerialStatusItemDto[];

@@ -119,6 +119,7 @@ export class UpdateWebhookDto {
 }
 
 export class UpdateWebhookMessage extends IdDto {
+  @IsObject()
   @ValidateNested()
   @Type(() => UpdateWebhookDto)
   changes!: UpdateWebhookDto;

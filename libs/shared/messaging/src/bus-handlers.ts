@@ -87,16 +87,38 @@ export const BusReach = (): ParameterDecorator =>
     transform: (ctx: BusEnvelope['ctx'] | undefined): CredentialReach => ctx?.reach ?? NO_CREDENTIAL,
   });
 
+/** The type of a function's last parameter: a bus handler's request, read by `@BusData()`. */
+type LastParameter<Method> = Method extends (...args: infer Params) => unknown
+  ? Params extends [...unknown[], infer Last]
+    ? Last
+    : never
+  : never;
+
 /**
- * Declares the handler of a message. The method must answer the message's reply type, so the
- * handler and every caller's `bus.send(message, …)` agree on it at compile time; its `@BusData()`
- * parameter, typed with the request class, is validated on receipt.
+ * True when A and B are the same type. Assignable both ways is not enough: a handler typed with
+ * a page query would accept a list query that adds optional filters, and validate it with the
+ * wrong class.
+ */
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+
+/**
+ * Nothing when the handler's request parameter is the message's request type; otherwise a member
+ * no descriptor has, so the decorator does not compile.
+ */
+type RequestParameterCheck<Method, Request> =
+  Same<LastParameter<Method>, Request> extends true ? unknown : { requestParameterMustBe: Request };
+
+/**
+ * Declares the handler of a message. Its last parameter, `@BusData()`, must be the message's
+ * request type, which is validated on receipt with that class; and it must answer the message's
+ * reply type. So the handler and every caller's `bus.send(message, …)` agree on both at compile
+ * time.
  */
 export function Handles<Request, Reply>(message: MessageDefinition<Request, Reply>) {
   return <Method extends (...args: never[]) => Reply | Promise<Reply>>(
     target: object,
     key: string | symbol,
-    descriptor: TypedPropertyDescriptor<Method>,
+    descriptor: TypedPropertyDescriptor<Method> & RequestParameterCheck<Method, Request>,
   ): void => {
     MessagePattern(message.subject)(target, key, descriptor);
   };
