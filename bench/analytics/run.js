@@ -110,7 +110,7 @@ async function main() {
     startAnalyticsService,
     loadAnalyticsServiceConfig,
     PartitionsService,
-  } = require('../../dist/apps/analytics-service/src/index.js');
+  } = require('@licensing/app/analytics-service');
   const { BusClient, streamName } = require('@licensing/shared/messaging');
   const { Messages, Streams, syncReportSubject } = require('@licensing/contracts');
   const { requestContext } = require('@licensing/shared/logging');
