@@ -23,7 +23,7 @@ import {
 const root = path.join(__dirname, '..');
 
 /** The shell blocks that follow a `<!-- walkthrough -->` line, in README order. */
-export function walkthroughBlocks(markdown: string): string[] {
+function walkthroughBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^<!-- walkthrough -->\n```sh\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
 }
 

@@ -4,7 +4,7 @@ import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events
 import type { LicenseEntity } from './license.entity';
 import { toSerialStatus } from './serial-statuses.service';
 
-export interface LicenseChange {
+interface LicenseChange {
   /** The event type, `license.updated` for most changes. */
   type: EventType;
   action: AuditAction;
