@@ -14,6 +14,8 @@ const tseslint = require('typescript-eslint');
 //   data       libraries that do I/O: PostgreSQL, the outbox, NATS (libs/shared/{database,events,messaging})
 //   util       framework-free or I/O-free helpers (libs/license-format, libs/shared/{config,errors,logging})
 //   testing    test helpers and factories (libs/shared/testing): only tests may import it
+//   tools      the workspace's scripts and process-level tests (tools/): not part of any app
+//   bench      the benchmarks (bench/), plain JavaScript run by node against the compiled platform
 // `scope` says whose it is: a service's code imports its own scope and `shared`, nothing else.
 const TYPES = {
   'type:app': ['type:contracts', 'type:data', 'type:util'],
@@ -22,6 +24,9 @@ const TYPES = {
   'type:util': ['type:util'],
   'type:testing': ['type:testing', 'type:contracts', 'type:data', 'type:util'],
   'type:e2e': ['type:app', 'type:testing', 'type:contracts', 'type:data', 'type:util'],
+  'type:tools': ['type:testing', 'type:contracts', 'type:data', 'type:util'],
+  // Through tools/register-paths.js, which resolves `@licensing/*` to the compiled libraries.
+  'type:bench': ['type:contracts', 'type:data', 'type:util'],
 };
 const SCOPES = {
   'scope:shared': ['scope:shared'],
@@ -45,6 +50,8 @@ const SCOPES = {
     'scope:cli',
     'scope:shared',
   ],
+  'scope:tools': ['scope:tools', 'scope:shared'],
+  'scope:bench': ['scope:bench', 'scope:shared'],
 };
 
 /**
@@ -68,6 +75,20 @@ const boundaries = ({ test = false, allow = [] } = {}) => [
 ];
 
 const TEST_FILES = ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'];
+
+// The paths that scripts in tools/ and bench/ load by path, plain node knowing no `@licensing/*`
+// alias until tools/register-paths.js is loaded (each an exact match: `allow` takes regexes).
+const TOOLS_ALLOW = [
+  // The workspace's own settings.
+  '^(\\.\\./)+(tsconfig\\.base\\.json|jest\\.preset\\.js)$',
+  // What resolves `@licensing/*` to the compiled libraries.
+  '^(\\.\\./)+tools/register-paths$',
+  // The process harness and the test servers' addresses, shared with the tests (libs/shared/testing).
+  '^\\.\\./\\.\\./libs/shared/testing/src/(processes|wait-for)$',
+  '^\\.\\./libs/shared/testing/src/infrastructure\\.json$',
+  // The unit tests of the benchmarks' code, which run with the rest of tools/ in jest.
+  '^\\.\\./bench/(lib|soak)/[a-z-]+$',
+];
 
 module.exports = tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/tmp/**', '**/coverage/**'] },
@@ -96,7 +117,7 @@ module.exports = tseslint.config(
   },
   {
     // The end-to-end harness boots every service in its own process through each app's index.ts;
-    // nothing else may import an app.
+    // besides it, only the process-level tests in tools/ may import an app (below).
     files: ['apps/gateway-e2e/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': boundaries({ allow: ['@licensing/app/*'] }) },
   },
@@ -113,6 +134,35 @@ module.exports = tseslint.config(
       ...js.configs.recommended.rules,
       'no-unused-vars': ['error', { argsIgnorePattern: '^_', caughtErrors: 'none' }],
       eqeqeq: ['error', 'always'],
+    },
+  },
+  {
+    // tools/ and bench/ are projects too (tags in their project.json), their plain JavaScript
+    // included: `require` is checked like `import`.
+    files: ['tools/**/*.{ts,js}', 'bench/**/*.js'],
+    plugins: { '@nx': nx },
+    rules: { '@nx/enforce-module-boundaries': boundaries({ allow: TOOLS_ALLOW }) },
+  },
+  {
+    // The process-level tests boot an app, or use its helpers, through its index.ts.
+    files: ['tools/*.int-spec.ts'],
+    rules: { '@nx/enforce-module-boundaries': boundaries({ allow: [...TOOLS_ALLOW, '@licensing/app/*'] }) },
+  },
+  {
+    files: ['bench/analytics/run.js'],
+    rules: {
+      '@nx/enforce-module-boundaries': boundaries({
+        allow: [...TOOLS_ALLOW, '@licensing/app/analytics-service'],
+      }),
+    },
+  },
+  {
+    // Measures the gateway's rate limiter alone, from its compiled internals.
+    files: ['bench/rate-limit-cost.js'],
+    rules: {
+      '@nx/enforce-module-boundaries': boundaries({
+        allow: [...TOOLS_ALLOW, '^\\.\\./dist/apps/gateway/src/'],
+      }),
     },
   },
 );

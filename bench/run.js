@@ -227,7 +227,7 @@ async function run(options, cleanup) {
       natsUrl: options.natsUrl,
       redisUrl: options.redisUrl,
       logFile,
-      extraEnv: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+      env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
     });
     cleanup.push(() => platform.stop());
     baseUrl = platform.url;
@@ -278,12 +278,11 @@ async function run(options, cleanup) {
   const refNamespace = `${namespace}ref`;
   const reference = startProcesses(
     [
-      { name: 'ref-resp', main: 'bench/reference/responder.js' },
-      { name: 'ref-gw', main: 'bench/reference/gateway.js' },
+      { label: 'ref-resp', main: 'bench/reference/responder.js' },
+      { label: 'ref-gw', main: 'bench/reference/gateway.js' },
     ].map((entry) => ({
       ...entry,
       env: {
-        ...process.env,
         REF_PORT: String(refPort),
         REF_NAMESPACE: refNamespace,
         NATS_URL: options.natsUrl,
@@ -302,11 +301,12 @@ async function run(options, cleanup) {
   cleanup.push(() => reference.stop());
   const refUrl = `http://127.0.0.1:${refPort}`;
   await Promise.race([
-    reference.failed,
-    waitFor(
-      async () => (await fetch(`${refUrl}/ref/products/${manifest.products['bench-desktop'].id}`)).ok,
-      'the reference pipeline',
-    ),
+    reference.exited,
+    waitFor(async () => (await fetch(`${refUrl}/ref/products/${manifest.products['bench-desktop'].id}`)).ok, {
+      what: 'the reference pipeline',
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    }),
   ]);
 
   const shared = [

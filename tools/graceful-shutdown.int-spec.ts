@@ -17,18 +17,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   ApiClient,
+  PlatformProcess,
   apiKeyWithScopes,
+  build,
   createLicense,
   deleteNamespaceStreams,
+  killAll,
   productWithKeyPair,
   testEnv,
   uniqueNamespace,
   waitFor,
 } from '@licensing/shared/testing';
 import { Balancer, Outcome, Request, runLoad, sleep, watchReadiness } from './support/load';
-import { PlatformProcess, killAll } from './support/platform-processes';
-
-const { build } = require('../bench/lib/platform') as { build(): void };
 
 /** Answers other than 2xx and a `503 unavailable` problem to a request sent once the gateway was unready. */
 function unexpected(outcomes: Outcome[], unready: number): Outcome[] {

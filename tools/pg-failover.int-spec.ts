@@ -27,9 +27,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   ApiClient,
+  PlatformProcess,
   TcpProxy,
   apiKeyWithScopes,
+  build,
   deleteNamespaceStreams,
+  killAll,
   productWithKeyPair,
   startTcpProxy,
   testEnv,
@@ -37,10 +40,7 @@ import {
   waitFor,
 } from '@licensing/shared/testing';
 import { Outcome, send, sleep } from './support/load';
-import { PlatformProcess, killAll } from './support/platform-processes';
 import { PostgresNode, ownedByPostgres } from './support/postgres-nodes';
-
-const { build } = require('../bench/lib/platform') as { build(): void };
 
 const SERVICES = [
   'product-service',

@@ -13,25 +13,17 @@ import {
   TEST_DATABASE_URL,
   TEST_NATS_URL,
   TEST_REDIS_URL,
+  build,
   deleteNamespaceStreams,
+  freePort,
+  startPlatform,
   uniqueNamespace,
 } from '@licensing/shared/testing';
-
-interface Platform {
-  url: string;
-  stop(): Promise<void>;
-}
-// The benchmark harness starts the platform exactly like tools/start.js, on the ports it is given.
-const { build, freePort, startPlatform } = require('../bench/lib/platform') as {
-  build(): void;
-  freePort(): Promise<number>;
-  startPlatform(options: Record<string, unknown>): Promise<Platform>;
-};
 
 const root = path.join(__dirname, '..');
 
 /** The shell blocks that follow a `<!-- walkthrough -->` line, in README order. */
-export function walkthroughBlocks(markdown: string): string[] {
+function walkthroughBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^<!-- walkthrough -->\n```sh\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
 }
 
@@ -56,7 +48,7 @@ describe("the README's walk-through", () => {
   const namespace = uniqueNamespace('readme');
   const dir = mkdtempSync(path.join(tmpdir(), 'readme-walkthrough-'));
   const logFile = path.join(dir, 'platform.log');
-  let platform: Platform | undefined;
+  let platform: Awaited<ReturnType<typeof startPlatform>> | undefined;
 
   afterAll(async () => {
     await platform?.stop();
@@ -78,7 +70,7 @@ describe("the README's walk-through", () => {
       natsUrl: TEST_NATS_URL,
       redisUrl: TEST_REDIS_URL,
       logFile,
-      extraEnv: {
+      env: {
         NODE_ENV: 'development',
         LOG_LEVEL: 'warn',
         BOOTSTRAP_DEFAULT_ORG: 'true',

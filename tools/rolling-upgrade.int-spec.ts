@@ -19,9 +19,12 @@ import { PublicJwkSet, createActivationRequest, verifySignedAnswer } from '@lice
 import { scopedReportId } from '@licensing/app/revocation-service';
 import {
   ApiClient,
+  Exit,
+  PlatformProcess,
   apiKeyWithScopes,
   createLicense,
   deleteNamespaceStreams,
+  killAll,
   productWithKeyPair,
   sql,
   testEnv,
@@ -29,7 +32,6 @@ import {
   waitFor,
 } from '@licensing/shared/testing';
 import { Balancer, Outcome, Request, sleep } from './support/load';
-import { Exit, PlatformProcess, killAll } from './support/platform-processes';
 import { buildTree, previousRelease, root, writeReleaseTree } from './support/previous-release';
 
 const SERVICES = [

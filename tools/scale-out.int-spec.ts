@@ -35,13 +35,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   ApiClient,
+  NatsNode,
+  PlatformProcess,
   TEST_DATABASE_URL,
   TEST_REDIS_URL,
   TcpProxy,
   apiKeyWithScopes,
+  build,
   createLicense,
+  killAll,
   productWithKeyPair,
   sql,
+  startNatsCluster,
   startTcpProxy,
   testEnv,
   uniqueNamespace,
@@ -54,9 +59,6 @@ import { scopedReportId } from '@licensing/app/revocation-service';
 import { ActivationOp, CheckOp, History, checkHistory } from './support/history-checker';
 import { Balancer, Outcome, Request, percentile, send, sleep } from './support/load';
 import { NetworkHost, NetworkHosts, createHosts } from './support/network-hosts';
-import { NatsNode, PlatformProcess, killAll, startNatsCluster } from './support/platform-processes';
-
-const { build } = require('../bench/lib/platform') as { build(): void };
 
 const SERVICES = [
   'product-service',

@@ -10,7 +10,7 @@ const { Client } = require('pg');
 require('../../tools/register-paths');
 const fs = require('node:fs');
 const path = require('node:path');
-const { build, freePort, startProcesses, waitFor } = require('../lib/platform');
+const { build, freePort, startProcesses } = require('../lib/platform');
 const { cpuSampler } = require('../lib/cpu');
 
 const { values: args } = parseArgs({
@@ -110,7 +110,7 @@ async function main() {
     startAnalyticsService,
     loadAnalyticsServiceConfig,
     PartitionsService,
-  } = require('../../dist/apps/analytics-service/src/index.js');
+  } = require('@licensing/app/analytics-service');
   const { BusClient, streamName } = require('@licensing/shared/messaging');
   const { Messages, Streams, syncReportSubject } = require('@licensing/contracts');
   const { requestContext } = require('@licensing/shared/logging');
@@ -176,21 +176,15 @@ async function main() {
     const running = startProcesses(
       [
         {
-          name: 'analytics-service',
+          label: 'analytics-service',
           main: 'dist/apps/analytics-service/src/main.js',
-          env: { ...process.env, ...env, HEALTH_PORT: String(healthPort) },
+          env: { ...env, HEALTH_PORT: String(healthPort) },
+          url: `http://127.0.0.1:${healthPort}`,
         },
       ],
       path.join(resultsDir, 'analytics-service.log'),
     );
-    await Promise.race([
-      running.failed,
-      waitFor(
-        async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok,
-        'the analytics service',
-        120_000,
-      ),
-    ]);
+    await Promise.race([running.exited, running.ready(120_000)]);
     return running;
   };
   let service = await startService();

@@ -84,7 +84,7 @@ async function main() {
       redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       logFile: path.join(resultsDir, 'events-platform.log'),
       // The gateway stops reading the feed as soon as the push stream closes, for the next idle round.
-      extraEnv: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', PUSH_FEED_IDLE_MS: '0' },
+      env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', PUSH_FEED_IDLE_MS: '0' },
     });
     const org = createOrganization(`bench-events-${UNIQUE}`, databaseUrl);
     const api = apiClient(platform.url, org.adminKey);
@@ -108,10 +108,13 @@ async function main() {
     const stream = streamName(NAMESPACE, Streams.events.name);
     const subject = namespaced(NAMESPACE, eventSubject(org.id, 'license.created'));
     let created;
-    await waitFor(async () => {
-      created = await manager.streams.getMessage(stream, { last_by_subj: subject });
-      return JSON.parse(Buffer.from(created.data).toString()).data.id === license.id;
-    }, 'the license.created event');
+    await waitFor(
+      async () => {
+        created = await manager.streams.getMessage(stream, { last_by_subj: subject });
+        return JSON.parse(Buffer.from(created.data).toString()).data.id === license.id;
+      },
+      { what: 'the license.created event', timeoutMs: 60_000, intervalMs: 200 },
+    );
     const event = JSON.parse(Buffer.from(created.data).toString());
     log(`one license.created event: ${created.data.length} bytes; ${EVENTS} copies in each mode\n`);
 

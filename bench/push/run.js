@@ -10,8 +10,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { Client } = require('pg');
-const { startPlatform, root } = require('../lib/platform');
-const { spawnSync } = require('node:child_process');
+const { createOrganization, startPlatform } = require('../lib/platform');
 
 const { values: args } = parseArgs({
   options: {
@@ -91,16 +90,10 @@ async function main() {
     redisUrl: args['redis-url'],
     logFile,
     // One key opens every stream: its budget is not what is measured.
-    extraEnv: { LOG_LEVEL: 'warn', RATE_LIMIT_ENABLED: 'false' },
+    env: { LOG_LEVEL: 'warn', RATE_LIMIT_ENABLED: 'false' },
   });
   try {
-    const cli = spawnSync(process.execPath, ['tools/cli.js', 'org', 'create', `bench-push-${unique}`], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: databaseUrl },
-      encoding: 'utf8',
-    });
-    const adminKey = /^(lk_\S+)$/m.exec(cli.stdout)?.[1];
-    if (!adminKey) throw new Error(`org create failed: ${cli.stdout}${cli.stderr}`);
+    const { adminKey } = createOrganization(`bench-push-${unique}`, databaseUrl);
     const api = async (method, route, body) => {
       const response = await fetch(`${platform.url}/api/v1${route}`, {
         method,

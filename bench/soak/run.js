@@ -20,11 +20,10 @@ const { setTimeout: delay } = require('node:timers/promises');
 const { parseArgs } = require('node:util');
 const Redis = require('ioredis');
 const { deleteStreams, withPg } = require('../lib/clients');
-const { build, createOrganization } = require('../lib/platform');
+const { build, createOrganization, spawnPlatform } = require('../lib/platform');
 const { RATES, prepare, startLoad } = require('./load');
 const { analyse, formatReport } = require('./report');
 const { startSampler } = require('./sampler');
-const { spawnPlatform } = require('./platform');
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
 
@@ -138,21 +137,19 @@ async function run(settings, cleanup, interrupt) {
   const logFile = path.join(resultsDir, 'soak-platform.log');
   say(`starting the platform (database ${database}, namespace ${namespace}; logs in ${relative(logFile)})…`);
   const databaseUrl = `${settings.postgresUrl}/${database}`;
+  // Each process leads a process group of its own, so that Ctrl-C in the terminal reaches only the
+  // soak, which then reports and stops them by PID.
   const platform = await spawnPlatform({
+    databaseUrl,
+    namespace,
+    natsUrl: settings.natsUrl,
+    redisUrl: settings.redisUrl,
     logFile,
-    env: {
-      DATABASE_URL: databaseUrl,
-      BUS_NAMESPACE: namespace,
-      NATS_URL: settings.natsUrl,
-      REDIS_URL: settings.redisUrl,
-      BOOTSTRAP_DEFAULT_ORG: 'false',
-      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-      // No load balancer waits on this gateway: stop without the shutdown drain.
-      READINESS_DRAIN_MS: '0',
-    },
+    env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    detached: true,
   });
   cleanup.push(() => platform.stop());
-  await platform.ready();
+  await Promise.race([platform.exited, platform.ready(180_000)]);
   if (interrupt.signal.aborted) return 130;
   for (const p of platform.processes) say(`  ${p.label}: pid ${p.pid}`);
 

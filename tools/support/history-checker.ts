@@ -7,7 +7,7 @@
  */
 
 /** When a request was sent and when its answer (or its failure) came back, and from which gateway. */
-export interface Timed {
+interface Timed {
   sent: number;
   received: number;
   gateway: string;
@@ -30,7 +30,7 @@ export interface DeactivationOp extends Timed {
   outcome: 'freed' | 'unknown';
 }
 
-export interface RevokeOp extends Timed {
+interface RevokeOp extends Timed {
   serial: string;
   /** Answered 200. */
   acknowledged: boolean;
@@ -50,7 +50,7 @@ export interface History {
   checks: CheckOp[];
 }
 
-export type Violation =
+type Violation =
   | { rule: 'seats-over-limit'; license: string; at: number; held: number; maxSeats: number }
   | { rule: 'refused-with-free-seat'; license: string; at: number; possiblyHeld: number; maxSeats: number }
   | { rule: 'revoked-answered-stale'; serial: string; gateway: string; at: number; status: string }

@@ -9,7 +9,7 @@
 /** A migration file: `apps/<service>/src/migrations/<13-digit timestamp>-<VerbNoun>.ts`. */
 export const MIGRATION_FILE = /^apps\/[^/]+\/src\/migrations\/(\d{13})-([A-Za-z]+)\.ts$/;
 
-export interface Violation {
+interface Violation {
   /** The migration file, relative to the repository's root. */
   file: string;
   rule:
@@ -40,7 +40,7 @@ export interface ContractChange {
  * `// contract: <what is removed> unread since <commit>`: the migration contracts on purpose, and
  * the release `<commit>` is the first that no longer reads what it removes.
  */
-export interface ContractMarker {
+interface ContractMarker {
   what: string;
   since: string;
 }
@@ -110,7 +110,7 @@ function splitTopLevel(text: string): string[] {
 }
 
 /** Tables a statement creates (`schema.table`), to tell new tables from existing ones. */
-export function createdTables(sql: string): string[] {
+function createdTables(sql: string): string[] {
   const match = new RegExp(
     String.raw`^\s*CREATE\s+(?:UNLOGGED\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(${NAME})`,
     'i',
@@ -188,7 +188,7 @@ export function upStatements(source: string): string[] {
   );
 }
 
-export function contractMarkers(source: string): ContractMarker[] {
+function contractMarkers(source: string): ContractMarker[] {
   return [...source.matchAll(/\/\/\s*contract:\s*(.+?)\s+unread since\s+([0-9a-f]{7,40})\b/gi)].map(
     (match) => ({
       what: match[1]!,

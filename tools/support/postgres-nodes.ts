@@ -10,7 +10,7 @@ import { chownSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
-import { freePort } from './platform-processes';
+import { freePort } from '@licensing/shared/testing';
 
 const run = promisify(execFile);
 

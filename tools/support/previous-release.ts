@@ -12,7 +12,7 @@ const { root } = require('../build-if-checkout') as { root: string };
 
 export { root };
 
-export interface Release {
+interface Release {
   /** The full commit hash of the release. */
   commit: string;
   description: string;
@@ -23,7 +23,7 @@ export function previousRelease(): Release {
 }
 
 /** `git <args>` in this checkout; returns its standard output. */
-export function git(args: string[]): string {
+function git(args: string[]): string {
   return execFileSync('git', ['-C', root, ...args], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
@@ -119,7 +119,7 @@ export function buildTree(tree: string): Promise<void> {
 }
 
 /** Whether `commit` is `release` or one of its ancestors (false for a commit this clone lacks). */
-export function isReleasedBy(commit: string, release: string): boolean {
+function isReleasedBy(commit: string, release: string): boolean {
   try {
     git(['merge-base', '--is-ancestor', commit, release]);
     return true;

@@ -1,6 +1,6 @@
 import { ConfigOf, commonEnv, databaseEnv, env, healthEnv, loadConfig } from '@licensing/shared/config';
 
-export const analyticsServiceEnv = {
+const analyticsServiceEnv = {
   ...commonEnv,
   ...databaseEnv,
   ...healthEnv(3104),

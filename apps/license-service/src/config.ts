@@ -12,7 +12,7 @@ import {
 /** Well known, so only for development: production refuses to start without SIGNING_MASTER_KEYS. */
 const DEVELOPMENT_MASTER_KEY = `dev:${createHash('sha256').update('licensing-development-master-key').digest('base64')}`;
 
-export const licenseServiceEnv = {
+const licenseServiceEnv = {
   ...commonEnv,
   ...databaseEnv,
   ...redisEnv('Redis of the serial-status cache, which verify reads before PostgreSQL'),

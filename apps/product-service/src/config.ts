@@ -1,6 +1,6 @@
 import { ConfigOf, commonEnv, databaseEnv, env, healthEnv, loadConfig } from '@licensing/shared/config';
 
-export const productServiceEnv = {
+const productServiceEnv = {
   ...commonEnv,
   ...databaseEnv,
   ...healthEnv(3101),

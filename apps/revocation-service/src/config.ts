@@ -8,7 +8,7 @@ import {
 } from '@licensing/shared/config';
 
 /** No database: the service answers from Redis and, on a miss or an outage, from the license service. */
-export const revocationServiceEnv = {
+const revocationServiceEnv = {
   ...commonEnv,
   ...redisEnv('Redis of the serial-status cache'),
   ...healthEnv(3103),

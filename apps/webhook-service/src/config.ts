@@ -8,7 +8,7 @@ const SECOND = 1_000;
 const HOUR = 3_600 * SECOND;
 const DAY = 24 * HOUR;
 
-export const webhookServiceEnv = {
+const webhookServiceEnv = {
   ...commonEnv,
   ...databaseEnv,
   ...healthEnv(3105),

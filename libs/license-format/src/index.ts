@@ -9,18 +9,10 @@ export {
   keyAlgorithmOf,
   parsePrivateKey,
   parsePublicKey,
-  publicKeyFingerprint,
   UnsupportedKeyError,
 } from './keys';
-export type { GeneratedKeyPair, JwsAlgorithm, KeyAlgorithm } from './keys';
-export {
-  buildCheckoutClaims,
-  buildClaims,
-  fileExpiryOf,
-  LICENSE_TYPES,
-  readLicenseClaims,
-  timeProblems,
-} from './claims';
+export type { GeneratedKeyPair, KeyAlgorithm } from './keys';
+export { buildCheckoutClaims, buildClaims, LICENSE_TYPES, readLicenseClaims, timeProblems } from './claims';
 export type {
   BuildClaimsInput,
   CheckoutExtraClaims,
@@ -28,11 +20,8 @@ export type {
   HardwareBinding,
   LicenseClaims,
   LicenseType,
-  PolicyLimits,
-  TimedClaims,
-  TimeProblem,
 } from './claims';
 export { decodeJws, MalformedJwsError, signJws, verifyJwsSignature } from './jws';
-export type { DecodedJws, JwsHeader } from './jws';
-export { generateSerial, isSerial, SERIAL_PATTERN, SERIAL_SUFFIX_LENGTH } from './serial';
+export type { DecodedJws } from './jws';
+export { generateSerial } from './serial';
 export { blobFromJws, jwsFromBlob } from './blob';

@@ -22,10 +22,6 @@ export function generateSerial(productCode: string): string {
   return `LIC-${productCode.toUpperCase()}-${crockfordSuffix(randomBytes(SUFFIX_BYTES))}`;
 }
 
-export function isSerial(value: string): boolean {
-  return typeof value === 'string' && SERIAL_PATTERN.test(value);
-}
-
 function crockfordSuffix(bytes: Buffer): string {
   let out = '';
   let buffer = 0;

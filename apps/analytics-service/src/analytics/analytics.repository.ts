@@ -15,12 +15,12 @@ export interface ReportScope {
   to: Date;
 }
 
-export interface Page<T> {
+interface Page<T> {
   rows: T[];
   total: number;
 }
 
-export interface UsageBucketRow {
+interface UsageBucketRow {
   bucket: Date;
   syncs: number;
   licenses: number;
@@ -28,7 +28,7 @@ export interface UsageBucketRow {
   peak_seats_in_use: number | null;
 }
 
-export interface LicenseUsageRow {
+interface LicenseUsageRow {
   syncs: number;
   last_sync_at: Date | null;
   peak_seats_in_use: number | null;
@@ -51,7 +51,7 @@ export function hourMask(day: Date, hours: Span): number {
 }
 
 /** `[from, to)`; empty when from >= to. */
-export interface Span {
+interface Span {
   from: Date;
   to: Date;
 }

@@ -27,7 +27,7 @@ const DAY_MS = 24 * HOUR_MS;
  * The longest range a query may span, in days. Hourly buckets stop at a month (744 buckets, a
  * few pages); everything else at a year and a day, so that a leap year's report fits.
  */
-export const MAX_RANGE_DAYS = { hour: 31, day: 366, totals: 366 } as const;
+const MAX_RANGE_DAYS = { hour: 31, day: 366, totals: 366 } as const;
 
 /** `from` inclusive, `to` exclusive: `to` must come after `from`, at most `maxDays` later. */
 export function rangeOf(query: { from: string; to: string }, maxDays: number): { from: Date; to: Date } {
@@ -45,7 +45,7 @@ export function rangeOf(query: { from: string; to: string }, maxDays: number): {
 }
 
 /** Where an active window starts: whole UTC hours for 24h, whole UTC days for 7d and 30d. */
-export function activeWindowStart(window: ActiveWindow, now: Date): Date {
+function activeWindowStart(window: ActiveWindow, now: Date): Date {
   switch (window) {
     case '24h':
       return new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS - 23 * HOUR_MS);

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { UsageIncrementedRecord } from '@licensing/contracts';
 import { MeteredUseEntity } from './metered-use.entity';
 
-export interface MeteredUsesRow {
+interface MeteredUsesRow {
   increments: number;
   uses_counted: string;
   last_increment_at: Date | null;

@@ -5,7 +5,7 @@ import { BusClient, DurableConsumer, decodeMessage, storeBatch } from '@licensin
 import { MeteredUsesRepository } from './metered-uses.repository';
 
 /** Every replica binds the same durable consumer, so JetStream hands each event to one of them. */
-export const USAGE_EVENT_CONSUMER = 'analytics-usage-events';
+const USAGE_EVENT_CONSUMER = 'analytics-usage-events';
 const BATCH_SIZE = 256;
 const BATCH_WAIT_MS = 5_000;
 /** A batch PostgreSQL could not store comes back after this long, rather than at once in a tight loop. */

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /** Where Debian's `chromium` package puts the browser (CHROMIUM_PATH points elsewhere). */
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
  * The path of a Chromium to drive with playwright-core. A machine without one (a fresh CI

@@ -7,7 +7,7 @@ import { servedPaths } from './routes';
  * hostile. A new route is covered the moment it appears in the document.
  */
 
-export interface SchemaObject {
+interface SchemaObject {
   type?: string | string[];
   format?: string;
   enum?: unknown[];
@@ -87,7 +87,7 @@ export interface Seeds {
 /** Any UTF-16 code unit: lone surrogates, NUL and every control character included. */
 const anyCodeUnit = fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit));
 
-export const hostileString: fc.Arbitrary<string> = fc.oneof(
+const hostileString: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(
     '',
     '\u0000',
@@ -119,7 +119,7 @@ const nestedValue = (depth: number): unknown => {
   return value;
 };
 
-export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
+const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: hostileString },
   fc.constantFrom<unknown>(
     2 ** 53 + 2,

@@ -22,7 +22,7 @@ export interface TestOrganization {
   api: ApiClient;
 }
 
-export interface StackOptions {
+interface StackOptions {
   /** Merged over the test environment of every service (REDIS_URL of a test's own redis-server, say). */
   env?: Record<string, string>;
 }

@@ -3,9 +3,9 @@ import { IncomingHttpHeaders, Server, createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 
 /** What a receiver does with one request: answer 200, answer 500, or never answer. */
-export type Behaviour = 'ok' | 'fail' | 'hang';
+type Behaviour = 'ok' | 'fail' | 'hang';
 
-export interface ReceivedWebhook {
+interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
   raw: string;
   body: any;

@@ -43,7 +43,7 @@ import { ACTIVATION_WINDOW_MS, ensureFreeSeat, ensureUnderActivationCap, seatLim
 import { recordLicenseChange } from '../licenses/record-license-change';
 
 /** What takes a seat: the online route, or an air-gapped request whose file lives `ttlSeconds`. */
-export interface SeatRequest {
+interface SeatRequest {
   dto: CreateActivationDto;
   reach: CredentialReach;
   offline?: { machineKey: string; ttlSeconds: number };

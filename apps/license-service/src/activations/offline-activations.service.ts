@@ -22,9 +22,9 @@ import { toActivationView } from './activation.mapper';
 import { ActivationsService } from './activations.service';
 
 /** What each file of the air-gapped exchange says it is, so that none is ever taken for another. */
-export const REQUEST_TYP = 'activation-request+jwt';
-export const ACTIVATION_TYP = 'activation+jwt';
-export const RELEASE_TYP = 'activation-release+jwt';
+const REQUEST_TYP = 'activation-request+jwt';
+const ACTIVATION_TYP = 'activation+jwt';
+const RELEASE_TYP = 'activation-release+jwt';
 
 /** The machine's public key as its request carries it: an Ed25519 JWK. */
 interface MachineJwk {

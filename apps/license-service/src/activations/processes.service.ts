@@ -153,7 +153,7 @@ export class ProcessesService {
   }
 }
 
-export function toProcessView(process: ProcessEntity): ProcessView {
+function toProcessView(process: ProcessEntity): ProcessView {
   return {
     id: process.id,
     activation_id: process.activationId,

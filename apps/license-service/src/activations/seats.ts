@@ -37,7 +37,7 @@ export const ACTIVATION_WINDOW_MS = 86_400_000;
  * times its seats, and at least 10. An honest fleet re-imaging its machines stays far below it; a
  * loop of activate-and-release meets it at once.
  */
-export function activationCap(license: Pick<LicenseEntity, 'maxSeats'>): number {
+function activationCap(license: Pick<LicenseEntity, 'maxSeats'>): number {
   return Math.max(10, 3 * license.maxSeats);
 }
 

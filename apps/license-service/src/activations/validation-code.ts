@@ -36,7 +36,7 @@ type LicenseFacts = Pick<
 >;
 
 /** The license decides (`code`), or the activation of the machine `activationOf` must be read. */
-export type LicenseVerdict = { code: ValidationCode } | { activationOf: string };
+type LicenseVerdict = { code: ValidationCode } | { activationOf: string };
 
 export function licenseVerdict(
   license: LicenseFacts,
@@ -97,13 +97,4 @@ function finalCode(
   const held = license.entitlements ?? [];
   if ((request.entitlements ?? []).some((code) => !held.includes(code))) return 'ENTITLEMENTS_MISSING';
   return policy && policy.machinesInUse > license.maxSeats ? 'OVERAGE' : 'VALID';
-}
-
-/**
- * The last rule, for a request that passed the others: every entitlement the caller names must be
- * one the license holds.
- */
-export function entitlementsCode(held: readonly string[], request: ValidationRequest): ValidationCode {
-  const missing = (request.entitlements ?? []).some((code) => !held.includes(code));
-  return missing ? 'ENTITLEMENTS_MISSING' : 'VALID';
 }

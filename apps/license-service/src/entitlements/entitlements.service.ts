@@ -18,7 +18,7 @@ import { EntitlementEntity } from './entitlement.entity';
 import { PolicyEntitlementEntity } from '../policies/policy-entitlement.entity';
 import { LicenseEntitlementEntity } from './license-entitlement.entity';
 
-export function toEntitlementView(entitlement: EntitlementEntity): EntitlementView {
+function toEntitlementView(entitlement: EntitlementEntity): EntitlementView {
   return {
     id: entitlement.id,
     code: entitlement.code,

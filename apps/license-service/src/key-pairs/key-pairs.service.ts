@@ -20,7 +20,7 @@ import { MasterKeyVault } from '@licensing/shared/crypto';
 import { SigningKeysService } from '../signing/signing-keys.service';
 import { KeyPairEntity } from './key-pair.entity';
 
-export function toKeyPairView(keyPair: KeyPairEntity): KeyPairView {
+function toKeyPairView(keyPair: KeyPairEntity): KeyPairView {
   return {
     id: keyPair.id,
     name: keyPair.name,

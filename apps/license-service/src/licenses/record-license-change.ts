@@ -4,7 +4,7 @@ import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events
 import type { LicenseEntity } from './license.entity';
 import { toSerialStatus } from './serial-statuses.service';
 
-export interface LicenseChange {
+interface LicenseChange {
   /** The event type, `license.updated` for most changes; an increment has data of its own. */
   type: Exclude<LicenseEventType, 'license.usage_incremented'>;
   action: AuditAction;

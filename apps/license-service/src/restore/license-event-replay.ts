@@ -39,7 +39,7 @@ interface SnapshotFields {
   hardware_binding: { fingerprint: string } | null;
 }
 
-export interface ReplayOutcome {
+interface ReplayOutcome {
   /** The first and last sequence numbers read (nothing read: `from` > `to`). */
   from: number;
   to: number;

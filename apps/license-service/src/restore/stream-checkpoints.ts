@@ -6,7 +6,7 @@ import { BusClient, ensureStream } from '@licensing/shared/messaging';
 import { StreamCheckpointEntity } from './stream-checkpoint.entity';
 
 /** Where the events stream stands: its name on the bus and its first and last sequence numbers. */
-export interface StreamPosition {
+interface StreamPosition {
   name: string;
   firstSeq: number;
   lastSeq: number;

@@ -14,12 +14,12 @@ export interface ListedLicense {
   changedAt: Date;
 }
 
-export interface RevocationDocument {
+interface RevocationDocument {
   typ: typeof REVOCATION_LIST_TYP | typeof REVOCATION_DELTA_TYP;
   payload: RevocationListPayload | RevocationDeltaPayload;
 }
 
-export interface DocumentInput {
+interface DocumentInput {
   productId: string;
   version: number;
   /** The version the client holds, for a delta; undefined for the full list. */

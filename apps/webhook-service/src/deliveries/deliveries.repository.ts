@@ -18,7 +18,7 @@ export interface WebhookEvent {
 }
 
 /** An event as stored for its deliveries: its id, type, organization and the exact body. */
-export interface StoredEvent {
+interface StoredEvent {
   id: string;
   type: string;
   org_id: string;
@@ -50,7 +50,7 @@ export interface ClaimedDelivery {
   previous_secret_valid: boolean;
 }
 
-export interface AttemptRecord {
+interface AttemptRecord {
   id: string;
   endpointId: string;
   /** The attempt count the claim set: a record for an older claim (its lease taken over) is dropped. */

@@ -10,7 +10,7 @@ import { DeliveryWorker } from './delivery.worker';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
-export function toDeliveryView(delivery: DeliveryEntity): DeliveryView {
+function toDeliveryView(delivery: DeliveryEntity): DeliveryView {
   return {
     id: delivery.id,
     webhook_id: delivery.endpointId,

@@ -11,7 +11,7 @@ import { ClaimedDelivery, DeliveriesRepository } from './deliveries.repository';
 const delivered = Metrics.webhookDeliveries.labels('delivered');
 const failed = Metrics.webhookDeliveries.labels('failed');
 
-export const USER_AGENT = 'Licensing-Platform-Webhooks/1.0';
+const USER_AGENT = 'Licensing-Platform-Webhooks/1.0';
 /** Beyond the attempt's own deadline, how long (at most) a claim stays with the worker that made it. */
 const LEASE_MARGIN_MS = 5_000;
 const ERROR_BACKOFF_MS = 1_000;

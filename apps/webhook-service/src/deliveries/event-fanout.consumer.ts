@@ -6,7 +6,7 @@ import { DeliveriesRepository, WebhookEvent } from './deliveries.repository';
 import { DeliveryWorker } from './delivery.worker';
 
 /** Every replica binds the same durable consumer, so JetStream hands each event to one of them. */
-export const WEBHOOK_EVENTS_CONSUMER = 'webhook-service';
+const WEBHOOK_EVENTS_CONSUMER = 'webhook-service';
 const BATCH_SIZE = 256;
 const PULL_OPEN_MS = 5_000;
 const RETRY_DELAY_MS = 2_000;
@@ -17,10 +17,7 @@ const RETRY_DELAY_MS = 2_000;
  * internal). An event filed under another organization's subject, or under a subject that names
  * none (`parseEventSubject`), is refused. Serialized only if an endpoint receives it (`storedEvent`).
  */
-export function decodeWebhookEvent(
-  data: Uint8Array,
-  orgOfSubject: string | undefined,
-): Decoded<WebhookEvent> {
+function decodeWebhookEvent(data: Uint8Array, orgOfSubject: string | undefined): Decoded<WebhookEvent> {
   const decoded = decodeMessage(WebhookEventRecord, data);
   if ('problem' in decoded) return decoded;
   const { id, type, org_id, occurred_at, data: resource } = decoded.value;

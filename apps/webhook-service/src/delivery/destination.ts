@@ -82,7 +82,7 @@ export interface DestinationPolicy {
   resolve?: Resolver;
 }
 
-export interface Destination {
+interface Destination {
   url: URL;
   /** The address the connection must go to: checked here, and pinned for the connection. */
   address: string;

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
-export const SECRET_PREFIX = 'whsec_';
+const SECRET_PREFIX = 'whsec_';
 
 /** A new signing secret: `whsec_` and 32 random bytes in base64url. */
 export function generateSecret(): string {

@@ -8,7 +8,7 @@ export const MAX_RESPONSE_BYTES = 64 * 1024;
 /** How much of a failed answer's body the delivery log keeps. */
 const ERROR_BODY_CHARS = 200;
 
-export interface WebhookRequest {
+interface WebhookRequest {
   url: string;
   body: string;
   headers: Record<string, string>;
@@ -16,7 +16,7 @@ export interface WebhookRequest {
 }
 
 /** One attempt's outcome: a 2xx (`delivered`), or what went wrong. */
-export interface AttemptResult {
+interface AttemptResult {
   delivered: boolean;
   statusCode: number | null;
   error: string | null;

@@ -7,7 +7,7 @@ import { WEBHOOK_CONFIG, WebhookServiceConfig } from '../config';
 import { EndpointEntity, tableOf } from './endpoint.entity';
 import { toWebhookView } from './endpoint.mapper';
 
-export const DISABLED_FOR_FAILURES = 'Every delivery attempt failed for too long';
+const DISABLED_FOR_FAILURES = 'Every delivery attempt failed for too long';
 
 /**
  * Disables the endpoints whose every attempt has failed for WEBHOOK_DISABLE_AFTER_MS (no success

@@ -28,7 +28,7 @@ import { EndpointEntity } from './endpoint.entity';
 import { toWebhookView } from './endpoint.mapper';
 
 /** How long a rotated-out secret still signs deliveries (a second `v1=`). */
-export const PREVIOUS_SECRET_GRACE_MS = 24 * 3_600_000;
+const PREVIOUS_SECRET_GRACE_MS = 24 * 3_600_000;
 /** A host name that takes longer to resolve is accepted at creation and checked at delivery. */
 const CREATION_DNS_TIMEOUT_MS = 2_000;
 

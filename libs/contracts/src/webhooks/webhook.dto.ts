@@ -20,7 +20,7 @@ import {
 import { IdDto } from '../common/common.dto';
 import { PageQueryDto } from '../common/pagination.dto';
 import { IsStorableText, Nullable, Optional } from '../common/validation';
-import { EVENT_TYPES } from '../events/events';
+import { EVENT_TYPES } from '../events/event-types';
 
 /** Subscribes an endpoint to every event type, today's and those added later. */
 export const ALL_EVENTS = '*';

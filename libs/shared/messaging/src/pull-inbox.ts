@@ -17,7 +17,7 @@ const ACK_TIMEOUT_MS = 5_000;
 /** Past a pull's expiry, how long before asking whether the server still answers at all. */
 const UNANSWERED_AFTER_MS = 1_000;
 
-export interface PullSpec {
+interface PullSpec {
   /** `$JS.API.CONSUMER.MSG.NEXT.<stream>.<durable>`. */
   subject: string;
   /** Messages per pull request. */

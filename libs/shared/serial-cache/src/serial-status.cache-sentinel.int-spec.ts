@@ -8,24 +8,14 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { SerialStatus } from '@licensing/contracts';
 import { redisConnection } from '@licensing/shared/config';
-import { uniqueNamespace, waitFor } from '@licensing/shared/testing';
+import { freePort, uniqueNamespace, waitFor } from '@licensing/shared/testing';
 import { SerialStatusCache, serialCacheKey } from './serial-status.cache';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
-}
 
 const status = (serial: string): SerialStatus => ({
   serial,
