@@ -45,10 +45,10 @@ interface SchemaBlock {
 function schemaBlocks(file: string): Map<string, SchemaBlock> {
   const source = read(file);
   const blocks = new Map<string, SchemaBlock>();
-  // `export const group = { ... };`, and `export function group(...) { return { ... }; }` (its
+  // `[export] const group = { ... };`, and `export function group(...) { return { ... }; }` (its
   // body de-indented to the same two spaces).
   const groups = [
-    ...[...source.matchAll(/^export const (\w+)\s*=\s*\{\n([\s\S]*?)^\};/gm)].map((m) => [m[1], m[2]]),
+    ...[...source.matchAll(/^(?:export )?const (\w+)\s*=\s*\{\n([\s\S]*?)^\};/gm)].map((m) => [m[1], m[2]]),
     ...[
       ...source.matchAll(/^export function (\w+)\([^)]*\)\s*\{\n {2}return \{\n([\s\S]*?)^ {2}\};\n\}/gm),
     ].map((m) => [m[1], m[2].replace(/^ {2}/gm, '')]),
