@@ -32,6 +32,8 @@ module.exports = {
   testEnvironment: path.join(__dirname, 'tools/jest-environment.js'),
   // Integration and end-to-end tests boot real services against PostgreSQL and NATS.
   testTimeout: 30_000,
+  // Every file's time in the log, not only the slow ones': where CI's time goes is read from there.
+  slowTestThreshold: 0,
   moduleNameMapper,
   setupFilesAfterEnv: [path.join(__dirname, 'libs/shared/testing/src/jest-setup.ts')],
   transform: {
