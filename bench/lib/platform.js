@@ -144,9 +144,9 @@ async function startPlatform({ databaseUrl, namespace, natsUrl, redisUrl, logFil
   return { url, ...running };
 }
 
-/** `npm run cli -- org create <name>` on `databaseUrl`: answers {id, adminKey}. */
+/** `npm run operator -- org create <name>` on `databaseUrl`: answers {id, adminKey}. */
 function createOrganization(name, databaseUrl) {
-  const result = spawnSync(process.execPath, ['tools/cli.js', 'org', 'create', name], {
+  const result = spawnSync(process.execPath, ['tools/operator.js', 'org', 'create', name], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: databaseUrl },
     encoding: 'utf8',

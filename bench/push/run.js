@@ -94,7 +94,7 @@ async function main() {
     extraEnv: { LOG_LEVEL: 'warn', RATE_LIMIT_ENABLED: 'false' },
   });
   try {
-    const cli = spawnSync(process.execPath, ['tools/cli.js', 'org', 'create', `bench-push-${unique}`], {
+    const cli = spawnSync(process.execPath, ['tools/operator.js', 'org', 'create', `bench-push-${unique}`], {
       cwd: root,
       env: { ...process.env, DATABASE_URL: databaseUrl },
       encoding: 'utf8',

@@ -6,7 +6,7 @@ import { parseCommand, runCommand } from './cli/commands';
 import { openCliContext } from './cli/context';
 
 /**
- * Operator commands, run through tools/cli.js. Each command lives in cli/. Answers the exit
+ * Operator commands, run through tools/operator.js (`npm run operator`). Each command lives in cli/. Answers the exit
  * status: 0 done, 1 refused or failed, 2 the arguments name no command.
  */
 export async function runCli(

@@ -1,5 +1,5 @@
 /** How an operator runs these commands. Every help text shows it. */
-export const RUN = 'npm run cli --';
+export const RUN = 'npm run operator --';
 
 /** Help asked for: printed on stdout, exit status 0. */
 export interface Help {
