@@ -22,8 +22,9 @@ const LAYERS = [
   { name: 'routes', paths: ['routes/'] },
   // The request pipeline: Fastify hooks, direct routes, problem answers, the OpenAPI document, wiring.
   { name: 'edge', paths: ['edge/'] },
-  // The entry points: the process, the operator CLI, the exports for tests, the TypeORM CLI.
-  { name: 'entry points', paths: ['(main|index|cli|data-source)\\.ts$'] },
+  // The entry points: the process, the operator CLI (cli.ts and its commands in cli/), the exports
+  // for tests, the TypeORM CLI.
+  { name: 'entry points', paths: ['(main|index|cli|data-source)\\.ts$', 'cli/'] },
 ];
 
 const TESTS = '\\.(spec|int-spec|e2e-spec)\\.ts$';

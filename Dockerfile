@@ -46,8 +46,8 @@ COPY --from=build /app/tsconfig.base.json ./tsconfig.base.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/tools/register-paths.js ./tools/register-paths.js
-# The operator CLI, for creating organizations: node tools/cli.js org create "Acme"
-COPY --from=build /app/tools/cli.js ./tools/cli.js
+# The operator command line, for creating organizations: node tools/operator.js org create "Acme"
+COPY --from=build /app/tools/operator.js ./tools/operator.js
 COPY --from=build /app/tools/build-if-checkout.js ./tools/build-if-checkout.js
 
 # The `node` user of the base image, by uid so that Kubernetes can verify runAsNonRoot.

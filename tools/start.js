@@ -67,7 +67,7 @@ async function announceWhenReady() {
       if ((await fetch(`http://${host}:${port}/readyz`)).ok) {
         process.stdout.write(
           `\nLicensing platform ready: API ${origin}/api/v1, console ${origin}/console, docs ${origin}/docs, OpenAPI ${origin}/openapi.json; ` +
-            `an admin API key: npm run cli -- keys create --org ${organization}. Ctrl-C stops it.\n\n`,
+            `an admin API key: npm run operator -- keys create --org ${organization}. Ctrl-C stops it.\n\n`,
         );
         return;
       }

@@ -704,7 +704,7 @@ describe('authentication, API keys, scopes and the HTTP edge', () => {
         docs: '/docs',
         console: '/console/',
         openapi: '/openapi.json',
-        get_an_api_key: expect.stringContaining('npm run cli -- keys create'),
+        get_an_api_key: expect.stringContaining('npm run operator -- keys create'),
       });
       expect((await stack.anonymous.get(response.body.openapi)).status).toBe(200);
       expect((await stack.anonymous.get(response.body.docs)).status).toBe(200);

@@ -21,7 +21,7 @@ async function sqlRows(text: string, params: unknown[]): Promise<unknown[]> {
   }
 }
 
-describe('npm run cli -- org', () => {
+describe('npm run operator -- org', () => {
   const env = testEnv(uniqueNamespace());
 
   it('creates an organization and prints its first admin key, stored only as a hash', async () => {
@@ -161,13 +161,13 @@ describe('npm run cli -- org', () => {
     ]) {
       const out = capture();
       expect({ argv, code: await runCli(argv, out.stream, env) }).toEqual({ argv, code: 0 });
-      expect(out.text()).toMatch(/usage: npm run cli --/);
+      expect(out.text()).toMatch(/usage: npm run operator --/);
     }
   });
 
   it('prints its usage for anything else', async () => {
     const err = capture();
     expect(await runCli(['org', 'delete', 'x'], capture().stream, env, err.stream)).toBe(2);
-    expect(err.text()).toMatch(/usage: npm run cli -- org create/);
+    expect(err.text()).toMatch(/usage: npm run operator -- org create/);
   });
 });

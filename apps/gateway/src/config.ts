@@ -4,7 +4,7 @@ import { ConfigOf, commonEnv, databaseEnv, env, loadConfig, redisEnv } from '@li
 /** Well known, so only for development: production refuses to start without RESPONSE_MASTER_KEYS. */
 const DEVELOPMENT_RESPONSE_MASTER_KEY = `dev:${createHash('sha256').update('licensing-development-response-key').digest('base64')}`;
 
-export const gatewayEnv = {
+const gatewayEnv = {
   ...commonEnv,
   ...databaseEnv,
   HOST: env.string({

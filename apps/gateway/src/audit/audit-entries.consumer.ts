@@ -30,7 +30,7 @@ type Decoded = { entries: AuditEntryRecord[] } | { problem: string };
  * organization's subject is refused, so one organization can never write into another's log. A
  * message is taken whole or refused whole.
  */
-export function decodeAuditEntries(data: Uint8Array, orgOfSubject: string | undefined): Decoded {
+function decodeAuditEntries(data: Uint8Array, orgOfSubject: string | undefined): Decoded {
   const parsed = parseMessage(data);
   if ('problem' in parsed) return parsed;
   const several = Array.isArray(parsed.json);

@@ -123,7 +123,7 @@ async function bootstrapDefaultOrganization(organizations: OrganizationsService)
     `\n  Created organization "default" (${created.id}).\n` +
       `  Its admin API key, shown only this once:\n\n    ${created.adminKey.key}\n\n` +
       `  export LICENSING_API_KEY=${created.adminKey.key}\n\n` +
-      `  Another admin key later: npm run cli -- keys create --org default\n\n`,
+      `  Another admin key later: npm run operator -- keys create --org default\n\n`,
   );
 }
 

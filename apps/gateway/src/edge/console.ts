@@ -4,7 +4,7 @@ import fastifyStatic from '@fastify/static';
 import { FastifyInstance } from 'fastify';
 
 /** Where the browser console is served: static files, no API key (the page calls the API with one). */
-export const CONSOLE_PATH = '/console';
+const CONSOLE_PATH = '/console';
 
 const CONSOLE_PATHS = /^\/console(\/|$|\?)/;
 export const isConsolePath = (url: string): boolean => CONSOLE_PATHS.test(url);

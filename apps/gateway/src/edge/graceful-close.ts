@@ -10,7 +10,7 @@ import { sendProblem } from './problem.filter';
  * request they carry before idle ones are closed. On localhost or in a pod a request follows its
  * connection within a millisecond; this only has to outlast a busy event loop.
  */
-export const CLOSE_LINGER_MS = 250;
+const CLOSE_LINGER_MS = 250;
 
 /**
  * How the gateway stops taking HTTP traffic (SIGTERM) without closing a connection under a request

@@ -16,6 +16,6 @@ export function registerIndexRoute(fastify: FastifyInstance): void {
     openapi: '/openapi.json',
     openapi_yaml: '/openapi.yaml',
     authentication: 'Authorization: Bearer <API key>',
-    get_an_api_key: 'npm run cli -- keys create --org <organization>',
+    get_an_api_key: 'npm run operator -- keys create --org <organization>',
   }));
 }

@@ -80,7 +80,7 @@ interface OperationObject extends OperationFields, Json {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Licensing API')
     .setDescription(DESCRIPTION)
@@ -108,7 +108,7 @@ export function serveOpenApi(app: INestApplication): void {
 }
 
 /** The generated document in its published shape. */
-export function publishedDocument(generated: OpenAPIObject): OpenAPIObject {
+function publishedDocument(generated: OpenAPIObject): OpenAPIObject {
   const document = structuredClone(generated) as unknown as Json;
   listEachRouteOnce(document);
   for (const [path, operation] of operationsOf(document)) {

@@ -42,7 +42,7 @@ const EVERY_ROUTE: ErrorCode[] = [
 export type ProblemCase = ErrorCode | [code: ErrorCode, when: string];
 
 /** The body of a problem answer, as an example of the OpenAPI document. */
-export function problemExample(code: ErrorCode, detail: string): Record<string, unknown> {
+function problemExample(code: ErrorCode, detail: string): Record<string, unknown> {
   const capitalized = detail.charAt(0).toUpperCase() + detail.slice(1).replace(/`/g, '');
   return {
     type: 'about:blank',

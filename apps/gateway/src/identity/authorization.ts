@@ -48,7 +48,7 @@ export async function authorize(
 }
 
 /** Refuses a request without a credential, or whose credential has neither `admin` nor one of `allowed`. */
-export function assertScopes(auth: AuthContext | undefined, allowed: readonly CredentialScope[] = []): void {
+function assertScopes(auth: AuthContext | undefined, allowed: readonly CredentialScope[] = []): void {
   if (!auth) throw new DomainError('unauthorized', 'A valid API key or token is required');
   if (auth.scopes.includes('admin') || auth.scopes.some((scope) => allowed.includes(scope))) return;
   throw new DomainError(

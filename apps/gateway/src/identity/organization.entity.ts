@@ -16,7 +16,7 @@ export class OrganizationEntity {
   @Column({ ...TIMESTAMP, name: 'created_at' })
   createdAt!: Date;
 
-  /** Limits that differ from the gateway's defaults (`npm run cli -- org limits`); null: none. */
+  /** Limits that differ from the gateway's defaults (`npm run operator -- org limits`); null: none. */
   @Column('jsonb', { name: 'rate_limits', nullable: true })
   rateLimits!: RateLimitOverrides | null;
 

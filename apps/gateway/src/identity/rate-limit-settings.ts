@@ -45,14 +45,14 @@ export function defaultLimits(config: LimitSettings): RateLimits {
 const isCount = (value: unknown): value is number =>
   typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 
-export const isLimit = (value: unknown): value is Limit =>
+const isLimit = (value: unknown): value is Limit =>
   typeof value === 'object' &&
   value !== null &&
   isCount((value as Limit).limit) &&
   isCount((value as Limit).window_seconds);
 
 /** The overrides an organization's stored value holds; anything unreadable in it is ignored. */
-export function overridesOf(stored: unknown): RateLimitOverrides {
+function overridesOf(stored: unknown): RateLimitOverrides {
   const overrides: RateLimitOverrides = {};
   if (typeof stored !== 'object' || stored === null) return overrides;
   for (const name of LIMIT_NAMES) {

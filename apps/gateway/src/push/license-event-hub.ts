@@ -33,7 +33,7 @@ export const HEARTBEAT_MS = 20_000;
  * A connection is closed after about this long (checked at the heartbeat) and the client
  * reconnects with Last-Event-ID, losing nothing. (A revoked credential's streams end at once.)
  */
-export const MAX_CONNECTION_AGE_MS = 60 * 60_000;
+const MAX_CONNECTION_AGE_MS = 60 * 60_000;
 /** At most this many of an organization's license events are replayed on a resume; more is a reset. */
 export const MAX_REPLAY = 5_000;
 /** A client that reads nothing while this much is queued for it is cut off, not buffered for ever. */

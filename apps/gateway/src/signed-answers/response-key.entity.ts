@@ -2,7 +2,7 @@ import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } fr
 import { TIMESTAMP } from '@licensing/shared/database';
 import { OrganizationEntity } from '../identity/organization.entity';
 
-export const RESPONSE_KEY_STATUSES = ['next', 'active', 'retired'] as const;
+const RESPONSE_KEY_STATUSES = ['next', 'active', 'retired'] as const;
 export type ResponseKeyStatus = (typeof RESPONSE_KEY_STATUSES)[number];
 
 /**

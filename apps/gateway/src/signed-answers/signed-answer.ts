@@ -5,7 +5,7 @@ import { DomainError } from '@licensing/shared/errors';
 export const NONCE_HEADER = 'licensing-nonce';
 export const SIGNATURE_HEADER = 'licensing-signature';
 /** The `typ` of an answer's signature: no license, list or other JWS can be taken for one. */
-export const ANSWER_TYP = 'licensing-answer+jws';
+const ANSWER_TYP = 'licensing-answer+jws';
 
 /** 8 to 128 characters of base64, base64url or a UUID: room for 48+ random bits, nothing to escape. */
 const NONCE = /^[A-Za-z0-9._~+/=-]{8,128}$/;

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, LessThan } from 'typeorm';
-import { DomainError } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
 import { PRODUCT_SERVICE_CONFIG, ProductServiceConfig } from '../config';
+import { isRefusal } from './product-changes';
 import { ProductEntity } from './product.entity';
 import { ProductsService } from './products.service';
 
@@ -67,7 +67,7 @@ export class ProductDeletions implements OnApplicationBootstrap, OnApplicationSh
         settled += 1;
       } catch (error) {
         // Refused: the product has licenses and was restored.
-        if (error instanceof DomainError && error.status < 500) settled += 1;
+        if (isRefusal(error)) settled += 1;
         else
           this.logger.warn({ msg: 'deletion not settled yet', product_id: product.id, err: String(error) });
       }

@@ -17,6 +17,7 @@ import { DomainError } from '@licensing/shared/errors';
 import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
 import { BusClient } from '@licensing/shared/messaging';
 import { ProductEntity } from './product.entity';
+import { applyProductChanges, isRefusal, newProduct } from './product-changes';
 import { toCatalogProduct, toProductView } from './product.mapper';
 
 /**
@@ -46,22 +47,8 @@ export class ProductsService {
 
   async create(orgId: string, dto: CreateProductDto): Promise<ProductView> {
     if (dto.key_pair_id) await this.requireKeyPair(dto.key_pair_id);
-    const now = new Date();
-    const product = Object.assign(new ProductEntity(), {
-      id: randomUUID(),
-      orgId,
-      name: dto.name,
-      code: dto.code,
-      description: dto.description ?? '',
-      defaultFeatures: dto.default_features ?? [],
-      defaultValidDays: dto.default_valid_days ?? 365,
-      keyPairId: dto.key_pair_id ?? null,
-      maxConcurrentActivations: dto.max_concurrent_activations ?? null,
-      activationHeartbeatInterval: dto.activation_heartbeat_interval ?? null,
-      createdAt: now,
-      updatedAt: now,
-      deletingSince: null,
-    });
+    const product = newProduct(orgId, dto, randomUUID(), new Date());
+    const now = product.createdAt;
     const view = toProductView(product);
     try {
       await this.dataSource.transaction(async (manager) => {
@@ -106,19 +93,7 @@ export class ProductsService {
     const product = await this.dataSource.transaction(async (manager) => {
       const product = await this.lock(manager, orgId, id);
       const before = toProductView(product);
-      if (changes.name !== undefined) product.name = changes.name;
-      if (changes.description !== undefined) product.description = changes.description;
-      if (changes.default_features !== undefined) product.defaultFeatures = changes.default_features;
-      if (changes.default_valid_days !== undefined) product.defaultValidDays = changes.default_valid_days;
-      if (changes.key_pair_id !== undefined) product.keyPairId = changes.key_pair_id;
-      if (changes.max_concurrent_activations !== undefined) {
-        product.maxConcurrentActivations = changes.max_concurrent_activations;
-      }
-      if (changes.activation_heartbeat_interval !== undefined) {
-        product.activationHeartbeatInterval = changes.activation_heartbeat_interval;
-      }
-      // Later than the version before, even within one millisecond: the catalog keeps the newest.
-      product.updatedAt = new Date(Math.max(Date.now(), product.updatedAt.getTime() + 1));
+      applyProductChanges(product, changes, new Date());
       await manager.save(product);
       const view = toProductView(product);
       await recordEvent(manager, {
@@ -168,7 +143,7 @@ export class ProductsService {
     try {
       await this.bus.send(Messages.catalog.retire, { id });
     } catch (error) {
-      if (error instanceof DomainError && error.status < 500) {
+      if (isRefusal(error)) {
         await this.dataSource.getRepository(ProductEntity).update({ id, orgId }, { deletingSince: null });
       }
       throw error;

@@ -10,6 +10,11 @@ const PULL_OPEN_MS = 5_000;
 const RETRY_BASE_MS = 500;
 const RETRY_MAX_MS = 15_000;
 
+/** How long an event waits before its next delivery while Redis is down: longer each time, capped. */
+export function redeliveryDelayMs(redeliveryCount: number): number {
+  return Math.min(RETRY_BASE_MS * Math.max(1, redeliveryCount), RETRY_MAX_MS);
+}
+
 /**
  * Keeps the serial-status cache current from license events (created, updated, suspended,
  * reinstated, expired, revoked), a batch per Redis pipeline. An event is acknowledged only once
@@ -40,9 +45,7 @@ export class LicenseEventsService implements OnApplicationBootstrap, BeforeAppli
           return batch.map(() => 'ack');
         } catch {
           // Logged by the cache. Back off further on each redelivery while Redis stays down.
-          return batch.map(({ message }) => ({
-            retryInMs: Math.min(RETRY_BASE_MS * Math.max(1, message.info.redeliveryCount), RETRY_MAX_MS),
-          }));
+          return batch.map(({ message }) => ({ retryInMs: redeliveryDelayMs(message.info.redeliveryCount) }));
         }
       },
       batchSize: BATCH_SIZE,

@@ -42,13 +42,13 @@ function build() {
 }
 
 /**
- * `npm run cli -- org create <name>` on `databaseUrl`.
+ * `npm run operator -- org create <name>` on `databaseUrl`.
  * @param {string} name
  * @param {string} databaseUrl
  * @returns {{ id: string, adminKey: string }}
  */
 function createOrganization(name, databaseUrl) {
-  const result = spawnSync(process.execPath, ['tools/cli.js', 'org', 'create', name], {
+  const result = spawnSync(process.execPath, ['tools/operator.js', 'org', 'create', name], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: databaseUrl },
     encoding: 'utf8',
