@@ -86,6 +86,9 @@ describe('the console in a browser', () => {
     await page.goto(`${stack.baseUrl}/console/`);
     await page.getByLabel('Organization API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    // Signed in (the navigation shows) or refused (an alert): a page opened before the sign-in has
+    // finished would be replaced by the console's first page once it does.
+    await page.getByRole('navigation').or(page.getByRole('alert')).first().waitFor();
   }
 
   async function open(page: Page, path: string, heading: string): Promise<void> {
