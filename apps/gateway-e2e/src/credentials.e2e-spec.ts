@@ -560,7 +560,9 @@ describe('credentials that reach one license', () => {
           async () =>
             (await api.post('/api/v1/licenses/validate', { key: license.serial, fingerprint: 'fp-r' })).body
               .code === 'HEARTBEAT_DEAD',
-          { what: 'the activation to lapse' },
+          // A heartbeat interval of 1 s plus the grace, counted in whole seconds: under a loaded CI
+          // machine 10 s was once not enough.
+          { what: 'the activation to lapse', timeoutMs: 20_000 },
         );
         const again = await api.post('/api/v1/activations', { license_id: license.id, fingerprint: 'fp-r' });
         expect(again.status).toBe(201);
