@@ -11,12 +11,13 @@ import {
   RENDER_METADATA,
   SSE_METADATA,
 } from '@nestjs/common/constants';
-import { ApplicationConfig, ModulesContainer } from '@nestjs/core';
+import { ModulesContainer } from '@nestjs/core';
 import { FASTIFY_ROUTE_CONFIG_METADATA } from '@nestjs/platform-fastify/constants';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
 import { createValidationPipe } from '@licensing/shared/errors';
 import { requestContext } from '@licensing/shared/logging';
+import { globalEnhancers } from '@licensing/shared/messaging';
 import { inRequestSpan, tracing } from '@licensing/shared/tracing';
 import { DirectParam, DirectTarget } from '../http/direct';
 import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor';
@@ -95,17 +96,7 @@ export function skippedByDirect(controller: Type, method: string): string[] {
 
 /** Every `@Direct()` route of the application, and the global enhancers, checked: fails the boot on anything skipped. */
 function assertDirectRoutesSkipNothing(app: NestFastifyApplication): void {
-  const config = (app as unknown as { config: ApplicationConfig }).config;
-  const globals = [
-    ...config.getGlobalGuards(),
-    ...config.getGlobalPipes(),
-    ...config.getGlobalInterceptors(),
-    ...config.getGlobalFilters(),
-    ...config.getGlobalRequestGuards(),
-    ...config.getGlobalRequestPipes(),
-    ...config.getGlobalRequestInterceptors(),
-    ...config.getGlobalRequestFilters(),
-  ] as object[];
+  const globals = globalEnhancers(app);
   const unknown = globals.filter(
     (enhancer) => !GLOBAL_ENHANCERS_DONE.some((done) => enhancer instanceof done),
   );

@@ -85,10 +85,13 @@ const ENHANCERS_ALLOWED: Record<string, string[]> = {
   [EXCEPTION_FILTERS_METADATA]: ['BusExceptionFilter'],
 };
 
-/** A global guard, pipe, interceptor or filter (`APP_*`, `useGlobal*`) would be skipped too. */
-function assertNoGlobalEnhancers(app: INestApplication): void {
+/**
+ * The application's global guards, pipes, interceptors and filters (`APP_*`, `useGlobal*`): what
+ * a path that skips Nest's pipeline must either do itself or refuse.
+ */
+export function globalEnhancers(app: INestApplication): object[] {
   const config = (app as unknown as { config: ApplicationConfig }).config;
-  const global = [
+  return [
     ...config.getGlobalGuards(),
     ...config.getGlobalPipes(),
     ...config.getGlobalInterceptors(),
@@ -97,8 +100,12 @@ function assertNoGlobalEnhancers(app: INestApplication): void {
     ...config.getGlobalRequestPipes(),
     ...config.getGlobalRequestInterceptors(),
     ...config.getGlobalRequestFilters(),
-  ];
-  if (global.length > 0) {
+  ] as object[];
+}
+
+/** A global guard, pipe, interceptor or filter would be skipped too. */
+function assertNoGlobalEnhancers(app: INestApplication): void {
+  if (globalEnhancers(app).length > 0) {
     throw new Error(
       'bus handlers are dispatched directly; global guards, pipes, interceptors and filters would never run',
     );
