@@ -1,0 +1,124 @@
+import { createWriteStream } from 'node:fs';
+import { Command, Option } from 'commander';
+import { ApiOptions, callApi } from '../api-client';
+import { EXPORT_COLUMNS, IMPORT_COLUMNS, ImportRow, csvLine, readImport } from '../bulk';
+import { CliError, type CliIo } from '../cli-io';
+import { QUERY_PARAMETERS, apiCommand } from '../command-kit';
+import { integer } from '../option-parsers';
+import { print } from '../output';
+
+// `licenses import` and `licenses export`: many licenses at once, as CSV (see ../bulk).
+
+/** Adds `licenses import <file>`. */
+export function addLicenseImport(io: CliIo, licenses: Command): void {
+  apiCommand(
+    io,
+    licenses
+      .command('import')
+      .description('Create licenses from a CSV file, each row once')
+      .argument('<file>'),
+  )
+    .option('--concurrency <n>', 'requests in flight (1..16)', integer, 4)
+    .addHelpText(
+      'after',
+      `\nColumns (a header row names them; only product_id is required): ${IMPORT_COLUMNS.join(', ')}.\n` +
+        'features are separated by ";". Each row is sent with an Idempotency-Key made of its line and\n' +
+        'content: importing the same file again, or re-running an interrupted import, creates nothing twice.\n',
+    )
+    .action(async (file: string, o: ApiOptions & { concurrency: number }) => {
+      let rows: ImportRow[];
+      try {
+        rows = await readImport(file);
+      } catch (error) {
+        throw new CliError(
+          `cannot import ${file}: ${error instanceof Error ? error.message : String(error)}`,
+          2,
+        );
+      }
+      const failed: { line: number; detail: string }[] = [];
+      let done = 0;
+      const progress = () => {
+        if (!io.interactive) return;
+        const width = 30;
+        const filled = Math.round((done / Math.max(rows.length, 1)) * width);
+        io.stderr(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${rows.length}`);
+      };
+      // Workers share one queue, so a slow row does not hold up the others.
+      const queue = [...rows];
+      const worker = async () => {
+        for (let row = queue.shift(); row; row = queue.shift()) {
+          await callApi(io, o, 'POST', '/v1/licenses', row.body, { 'idempotency-key': row.key }).catch(
+            (error: unknown) => {
+              failed.push({
+                line: row!.line,
+                detail: error instanceof Error ? error.message : String(error),
+              });
+            },
+          );
+          done += 1;
+          progress();
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(Math.max(o.concurrency, 1), 16) }, worker));
+      if (io.interactive) io.stderr('\n');
+      // Rows finish out of order. The report follows the file.
+      failed.sort((a, b) => a.line - b.line);
+      const summary = { rows: rows.length, ok: rows.length - failed.length, failed };
+      print(
+        io,
+        o,
+        summary,
+        () =>
+          `${summary.ok} of ${summary.rows} rows imported\n` +
+          failed.map(({ line, detail }) => `line ${line}: ${detail}\n`).join(''),
+      );
+      if (failed.length > 0) throw new CliError(`${failed.length} row(s) failed`);
+    });
+}
+
+/** Adds `licenses export`. */
+export function addLicenseExport(io: CliIo, licenses: Command): void {
+  apiCommand(
+    io,
+    licenses.command('export').description('Write every license, page by page, as CSV or JSON lines'),
+  )
+    .addOption(new Option('--format <format>', 'csv or jsonl').choices(['csv', 'jsonl']).default('csv'))
+    .option('-o, --output <file>', 'where to write (default: standard output)')
+    .option('--product-id <id>', 'only this product')
+    .option('--status <status>', 'only this status')
+    .option('--customer-email <text>', 'e-mail contains')
+    .action(
+      async (o: ApiOptions & Record<string, unknown> & { format: 'csv' | 'jsonl'; output?: string }) => {
+        const out = o.output ? createWriteStream(o.output) : undefined;
+        const write = (text: string) => (out ? out.write(text) : io.stdout(text));
+        if (o.format === 'csv') write(csvLine([...EXPORT_COLUMNS]));
+        let written = 0;
+        for (let page = 1; ; page++) {
+          const query = new URLSearchParams({ page: String(page), per_page: '100' });
+          // The export pages by itself: only the filters pass through.
+          for (const [option, parameter] of Object.entries(QUERY_PARAMETERS)) {
+            if (o[option] !== undefined && option !== 'page' && option !== 'perPage')
+              query.set(parameter, String(o[option]));
+          }
+          const body = await callApi(io, o, 'GET', `/v1/licenses?${query}`);
+          const rows = body['licenses'] as Record<string, unknown>[];
+          for (const row of rows) {
+            write(
+              o.format === 'csv'
+                ? csvLine(EXPORT_COLUMNS.map((column) => row[column]))
+                : `${JSON.stringify(row)}\n`,
+            );
+          }
+          written += rows.length;
+          // An empty page ends it too. Licenses deleted meanwhile would otherwise keep it looping.
+          if (rows.length === 0 || written >= (body['total'] as number)) break;
+        }
+        if (out) {
+          await new Promise<void>((resolve, reject) =>
+            out.end((error?: Error | null) => (error ? reject(error) : resolve())),
+          );
+          io.stderr(`${written} licenses written to ${o.output}\n`);
+        }
+      },
+    );
+}
