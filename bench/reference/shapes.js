@@ -2,7 +2,9 @@
 // reference responder answers, one file each.
 module.exports = [
   require('./check-revocation'),
+  require('./check-revocation-strict'),
   require('./sync'),
+  require('./sync-strict'),
   require('./verify'),
   require('./validate'),
   require('./validate-policy'),

@@ -3,6 +3,7 @@
 // the reference's own (never the platform's SYNC_REPORTS: analytics must not count these).
 const { randomUUID } = require('node:crypto');
 const cacheKeys = require('./cache-keys');
+const readEntry = require('./compact-entry');
 
 module.exports = {
   name: 'sync',
@@ -23,10 +24,9 @@ module.exports = {
     return { keyOf: await cacheKeys(deps), js: deps.nc.jetstream() };
   },
   async handle(report, { redis, orgId, prefix }, { keyOf, js }) {
-    const value = await redis.get(keyOf(report.license_serial));
-    const entry = value && value !== '-' ? JSON.parse(value) : undefined;
+    const entry = readEntry(await redis.get(keyOf(report.license_serial)));
     const serverTime = new Date().toISOString();
-    if (!entry || entry.org_id !== orgId) return { status: 'not_found', server_time: serverTime };
+    if (!entry) return { status: 'not_found', server_time: serverTime };
     const record = {
       report_id: report.report_id ?? randomUUID(),
       org_id: orgId,

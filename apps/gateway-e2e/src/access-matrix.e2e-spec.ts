@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
 import { createActivationRelease, createActivationRequest } from '@licensing/license-verifier';
-import { ApiClient, ApiResponse, waitFor, TEST_REDIS_URL } from '@licensing/shared/testing';
+import { ApiClient, ApiResponse, waitFor } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair, uniqueCode } from './support/fixtures';
 import { RouteKey, nestRoutes, openApiRoutes, withoutPrefix } from './support/routes';
@@ -1125,12 +1124,7 @@ describe('access matrices over every route the gateway serves', () => {
       // The serial-status cache is shared by all organizations; a miss filled on B's behalf must
       // not leave an entry that hides A's license from A.
       const license = await createLicense(orgA.api, { product_id: world.product.id });
-      const redis = new Redis(TEST_REDIS_URL);
-      try {
-        await redis.del(`${stack.namespace}:serial:${license.serial}`);
-      } finally {
-        redis.disconnect();
-      }
+      await stack.forgetCachedSerials(orgA.id, license.serial);
       const seenByB = await orgB.api.post('/api/v1/licenses/check-revocation', { serials: [license.serial] });
       expect(seenByB.body.results[0]).toMatchObject({ status: 'not_found' });
       const validatedByB = await orgB.api.post('/api/v1/licenses/validate', { key: license.serial });

@@ -81,7 +81,7 @@ describe('a database restored from a backup', () => {
     await sql('DROP SCHEMA license CASCADE');
     await run('pg_restore', ['--dbname', databaseUrl(), backup]);
     const serials = [revoked.serial, suspended.serial, edited.serial, createdAfter.serial];
-    await stack.forgetCachedSerials(...serials);
+    await stack.forgetCachedSerials(org.id, ...serials);
     // What the backup alone says: all three active, the last one unknown.
     expect((await sql('SELECT status FROM license.licenses WHERE id = $1', [revoked.id]))[0].status).toBe(
       'active',
@@ -157,7 +157,7 @@ describe('a database restored from a backup', () => {
            UPDATE license.stream_checkpoints SET seq = $2`,
           [license.id, before],
         );
-        await stack.forgetCachedSerials(license.serial);
+        await stack.forgetCachedSerials(org.id, license.serial);
         await new Promise((resolve) => setTimeout(resolve, 500));
         return (await check([license.serial]))[0].status === 'revoked';
       },

@@ -55,7 +55,7 @@ describe('check-revocation while the cache Redis goes away and comes back', () =
       { serial: unknown, status: 'not_found', revoked_at: null },
     ];
     const keysNow = () =>
-      Promise.all(serials.map((serial) => serialCacheKey(probe, stack.namespace, serial)));
+      Promise.all(serials.map((serial) => serialCacheKey(probe, stack.namespace, org.id, serial)));
     const check = () => org.api.post('/api/v1/licenses/check-revocation', { serials });
 
     const warm = await check();
@@ -105,7 +105,8 @@ describe('check-revocation while the cache Redis goes away and comes back', () =
     // Cached as active, and the cache saved to disk in that state.
     expect(await statusNow()).toBe('active');
     await waitFor(
-      async () => (await probe.exists(await serialCacheKey(probe, stack.namespace, license.serial))) === 1,
+      async () =>
+        (await probe.exists(await serialCacheKey(probe, stack.namespace, org.id, license.serial))) === 1,
       {
         what: 'the active entry cached',
       },
@@ -120,9 +121,9 @@ describe('check-revocation while the cache Redis goes away and comes back', () =
     await redisServer.kill();
     await redisServer.start();
     await waitFor(async () => (await probe.ping()) === 'PONG', { what: 'the probe to reconnect' });
-    const stale = await probe.keys(`${stack.namespace}:serial:*:${license.serial}`);
+    const stale = await probe.keys(`${stack.namespace}:s2:*:${org.id}:${license.serial}`);
     expect(stale).toHaveLength(1);
-    expect(JSON.parse((await probe.get(stale[0]!))!).status).toBe('active');
+    expect(await probe.get(stale[0]!)).toMatch(/^active\|/);
 
     // From the first answer on, through the reconnect and the refill: revoked, never active.
     const deadline = Date.now() + 3_000;
@@ -135,7 +136,8 @@ describe('check-revocation while the cache Redis goes away and comes back', () =
     }
     // And the cache serves again, from a new generation, with the right answer.
     await waitFor(
-      async () => (await probe.exists(await serialCacheKey(probe, stack.namespace, license.serial))) === 1,
+      async () =>
+        (await probe.exists(await serialCacheKey(probe, stack.namespace, org.id, license.serial))) === 1,
       { what: 'the entry cached again in the new generation' },
     );
     expect(await statusNow()).toBe('revoked');

@@ -39,7 +39,7 @@ describe('check-revocation and sync through the gateway', () => {
     api.post('/api/v1/licenses/check-revocation', { serials });
   const sync = (body: Record<string, unknown>, api: ApiClient = org.api) =>
     api.post('/api/v1/licenses/sync', body);
-  const cacheKey = (serial: string) => serialCacheKey(redis, stack.namespace, serial);
+  const cacheKey = (serial: string, orgId = org.id) => serialCacheKey(redis, stack.namespace, orgId, serial);
   const unknownSerial = () => `LIC-NOPE-${randomUUID()}`;
   const license = (body: Record<string, unknown> = {}) =>
     createLicense(org.api, { product_id: product.id, ...body });
@@ -79,7 +79,8 @@ describe('check-revocation and sync through the gateway', () => {
 
     // Same answers once they come from the cache, and the owner still sees its own license.
     await waitFor(
-      async () => (await redis.exists(await cacheKey(active.serial), await cacheKey(foreign.serial))) === 2,
+      async () =>
+        (await redis.exists(await cacheKey(active.serial), await cacheKey(foreign.serial, other.id))) === 2,
       {
         what: 'the cache to be filled',
       },
@@ -185,8 +186,8 @@ describe('check-revocation and sync through the gateway', () => {
       { what: "the revocation service's license events consumer to catch up" },
     );
     const key = await cacheKey(suspended.serial);
-    const fromEvents = JSON.parse((await redis.get(key))!) as unknown;
-    expect(fromEvents).toMatchObject({ serial: suspended.serial, status: 'suspended' });
+    const fromEvents = await redis.get(key);
+    expect(fromEvents).toMatch(/^suspended\|/);
 
     await redis.del(key);
     const verified = await org.api.post('/api/v1/licenses/verify', {
@@ -195,7 +196,7 @@ describe('check-revocation and sync through the gateway', () => {
     });
     expect(verified.body.errors).toEqual([expect.objectContaining({ code: 'suspended' })]);
     const filled = await waitFor(async () => (await redis.get(key)) ?? undefined, { what: 'the fill' });
-    expect(JSON.parse(filled)).toEqual(fromEvents);
+    expect(filled).toBe(fromEvents);
   });
 
   it("sync answers ok, revoked and not_found (another organization's serial too) with the server time", async () => {

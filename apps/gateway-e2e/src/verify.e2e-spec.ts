@@ -428,7 +428,7 @@ describe('POST /licenses/verify', () => {
       const issued = await createLicense(orgA.api, { product_id: productA.id });
       await expectErrors({ license_blob: issued.license_blob, product_id: productA.id }, []);
       await expireLicenseInDatabase(issued.id);
-      await stack.forgetCachedSerials(issued.serial);
+      await stack.forgetCachedSerials(orgA.id, issued.serial);
 
       const body = await expectErrors({ license_blob: issued.license_blob, product_id: productA.id }, [
         'expired',
@@ -501,7 +501,7 @@ describe('POST /licenses/verify', () => {
     it('reports suspended for a license stored as suspended', async () => {
       const issued = await createLicense(orgA.api, { product_id: productA.id });
       await sql(`UPDATE license.licenses SET status = 'suspended' WHERE id = $1`, [issued.id]);
-      await stack.forgetCachedSerials(issued.serial);
+      await stack.forgetCachedSerials(orgA.id, issued.serial);
       await expectErrors({ license_blob: issued.license_blob, product_id: productA.id }, ['suspended']);
       await expectErrors({ license_blob: issued.license_blob, public_key: pemA }, [], orgB.api);
     });

@@ -53,7 +53,7 @@ export interface TestStack {
    * every change they make; a test that changes a license row behind their back (to fake the
    * passing of time, say) calls this, as an operator would after a manual fix.
    */
-  forgetCachedSerials(...serials: string[]): Promise<void>;
+  forgetCachedSerials(orgId: string, ...serials: string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -121,9 +121,11 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
       replicas.push(replica);
       return replica;
     },
-    async forgetCachedSerials(...serials) {
+    async forgetCachedSerials(orgId, ...serials) {
       redis ??= new Redis(TEST_REDIS_URL);
-      const keys = await Promise.all(serials.map((serial) => serialCacheKey(redis!, namespace, serial)));
+      const keys = await Promise.all(
+        serials.map((serial) => serialCacheKey(redis!, namespace, orgId, serial)),
+      );
       if (keys.length > 0) await redis.del(...keys);
     },
     async close() {

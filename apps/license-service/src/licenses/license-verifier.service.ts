@@ -155,16 +155,15 @@ export class LicenseVerifier {
   ): Promise<{ state: StoredState } | { absent: boolean }> {
     let lookup: CacheLookup;
     try {
-      lookup = await this.serialCache.getMany([serial]);
+      lookup = await this.serialCache.getMany(orgId, [serial]);
     } catch {
       // Redis down or not confirmed: PostgreSQL answers (the cache has logged why).
       return { absent: false };
     }
     const entry = lookup.hits[0];
     const absent = { absent: entry === undefined };
-    const ours = entry !== undefined && entry.org_id === orgId;
-    if (productId !== null && !(ours && entry.product_id === productId)) return absent;
-    if (!ours)
+    if (productId !== null && entry?.product_id !== productId) return absent;
+    if (entry === undefined)
       return lookup.misses.length > 0
         ? absent
         : { state: { productLive: true, status: null, validUntil: null } };

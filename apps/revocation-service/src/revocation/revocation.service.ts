@@ -20,7 +20,7 @@ export class RevocationService {
   async check(orgId: string, serials: string[]): Promise<CheckRevocationView> {
     // A Set keeps insertion order: results follow each serial's first appearance.
     const distinct = [...new Set(serials)];
-    const found = await this.statuses.lookup(distinct);
+    const found = await this.statuses.lookup(orgId, distinct);
     const now = new Date();
     return { results: revocationResults(distinct, found, orgId, now), checked_at: now.toISOString() };
   }
@@ -35,7 +35,7 @@ export class RevocationService {
   async sync(orgId: string, dto: SyncReportDto, reach: CredentialReach): Promise<SyncResultView> {
     const serial = dto.license_serial;
     const entry = reachableEntry(
-      ownEntry((await this.statuses.lookup([serial])).get(serial), orgId),
+      ownEntry((await this.statuses.lookup(orgId, [serial])).get(serial), orgId),
       dto,
       reach,
     );

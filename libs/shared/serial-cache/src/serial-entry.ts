@@ -1,25 +1,64 @@
-import { SerialStatus } from '@licensing/contracts';
+import { LICENSE_STATUSES, LicenseStatus, SerialStatus } from '@licensing/contracts';
 
 /**
  * The format of a serial's entry in Redis, in one place: how a status is written, how it is read
  * back, and the script that decides whether a write may replace what is there (it reads the
  * entry too). Changing the format means changing this file and nothing else.
+ *
+ * An entry holds only what an answer needs, as fields joined by `|`:
+ * `status|version|revoked_at|valid_until|max_seats|license_id|product_id`, an absent date empty.
+ * The serial and the organization are in the key, never in the value: a lookup can only find an
+ * entry of the caller's own organization. About 107 bytes, against 317 for the JSON of a
+ * SerialStatus: a check of 100 serials reads a third of the bytes and parses no JSON.
  */
 
-/** What a negative entry holds: never valid JSON of a SerialStatus, and one byte. */
+/** What a negative entry holds: the organization has no license of that serial. One byte. */
 export const NEGATIVE_ENTRY = '-';
 
+const SEPARATOR = '|';
+const FIELDS = 7;
+const STATUSES: ReadonlySet<string> = new Set(LICENSE_STATUSES);
+
 export function encodeEntry(status: SerialStatus): string {
-  return JSON.stringify(status);
+  return [
+    status.status,
+    status.version,
+    status.revoked_at ?? '',
+    status.valid_until ?? '',
+    status.max_seats,
+    status.license_id,
+    status.product_id,
+  ].join(SEPARATOR);
 }
 
-/** The status an entry holds, or undefined for one that does not parse (a miss, replaced by the next write). */
-export function decodeEntry(value: string): SerialStatus | undefined {
-  try {
-    return JSON.parse(value) as SerialStatus;
-  } catch {
-    return undefined;
-  }
+/**
+ * The status an entry of `orgId`'s `serial` holds, or undefined for one that does not parse
+ * (a miss, replaced by the next write).
+ */
+export function decodeEntry(value: string, orgId: string, serial: string): SerialStatus | undefined {
+  const fields = value.split(SEPARATOR);
+  if (fields.length !== FIELDS) return undefined;
+  const [status, version, revokedAt, validUntil, maxSeats, licenseId, productId] = fields as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  if (!STATUSES.has(status)) return undefined;
+  return {
+    serial,
+    org_id: orgId,
+    license_id: licenseId,
+    product_id: productId,
+    status: status as LicenseStatus,
+    revoked_at: revokedAt === '' ? null : revokedAt,
+    valid_until: validUntil === '' ? null : validUntil,
+    max_seats: Number(maxSeats),
+    version: Number(version),
+  };
 }
 
 /** The script's arguments after the key, in its order: ARGV[1..4]. */
@@ -36,12 +75,10 @@ export function putArguments(status: SerialStatus, ttlSeconds: number): [string,
 export const PUT_SERIAL_STATUS = `
 local current = redis.call('GET', KEYS[1])
 if current and current ~= '${NEGATIVE_ENTRY}' then
-  local ok, entry = pcall(cjson.decode, current)
-  if ok and type(entry) == 'table' then
-    if entry.status == 'revoked' and ARGV[3] ~= 'revoked' then return 0 end
-    local version = tonumber(entry.version)
-    if version and version > tonumber(ARGV[2]) then return 0 end
-  end
+  local status, version = string.match(current, '^([^|]*)|([^|]*)|')
+  if status == 'revoked' and ARGV[3] ~= 'revoked' then return 0 end
+  version = tonumber(version)
+  if version and version > tonumber(ARGV[2]) then return 0 end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
 return 1

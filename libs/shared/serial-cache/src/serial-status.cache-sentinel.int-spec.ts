@@ -17,9 +17,10 @@ import { redisConnection } from '@licensing/shared/config';
 import { freePort, uniqueNamespace, waitFor } from '@licensing/shared/testing';
 import { SerialStatusCache, serialCacheKey } from './serial-status.cache';
 
+const org = randomUUID();
 const status = (serial: string): SerialStatus => ({
   serial,
-  org_id: randomUUID(),
+  org_id: org,
   license_id: randomUUID(),
   product_id: randomUUID(),
   status: 'active',
@@ -123,9 +124,9 @@ describe('SerialStatusCache through Redis Sentinel', () => {
     await cache.onModuleInit();
     expect(cache.isConnected).toBe(true);
     await cache.putMany([status('BEFORE')]);
-    expect((await cache.getMany(['BEFORE'])).hits).toHaveLength(1);
+    expect((await cache.getMany(org, ['BEFORE'])).hits).toHaveLength(1);
     // Written on the master the sentinel named.
-    expect(await master.exists(await serialCacheKey(master, namespace, 'BEFORE'))).toBe(1);
+    expect(await master.exists(await serialCacheKey(master, namespace, org, 'BEFORE'))).toBe(1);
 
     // The sentinel refuses a failover (NOGOODSLAVE) until its view of the replica is fresh enough,
     // which on a loaded machine may take a few of its INFO rounds.
@@ -151,12 +152,12 @@ describe('SerialStatusCache through Redis Sentinel', () => {
       async () => {
         await cache!.checkGeneration();
         await cache!.putMany([status('AFTER')]);
-        return (await replica.exists(await serialCacheKey(replica, namespace, 'AFTER'))) === 1;
+        return (await replica.exists(await serialCacheKey(replica, namespace, org, 'AFTER'))) === 1;
       },
       { what: 'the cache writing to the new master', timeoutMs: 20_000, intervalMs: 200 },
     );
     expect(cache.isConnected).toBe(true);
-    const lookup = await cache.getMany(['AFTER', 'BEFORE']);
+    const lookup = await cache.getMany(org, ['AFTER', 'BEFORE']);
     expect(lookup.hits.map((hit) => hit.serial)).toEqual(['AFTER']);
     expect(lookup.misses).toEqual(['BEFORE']);
   }, 60_000);

@@ -15,7 +15,14 @@ declare module 'ioredis' {
       status: string,
       ttlSeconds: number,
     ): Result<number, Context>;
-    claimCacheGeneration(metaKey: string, runId: string, candidate: string): Result<string, Context>;
+    claimCacheGeneration(
+      metaKey: string,
+      previousMetaKey: string,
+      runId: string,
+      candidate: string,
+      fence: '0' | '1',
+      openDelayMs: number,
+    ): Result<[string, number], Context>;
   }
 }
 
@@ -26,6 +33,11 @@ export interface SerialStatusReaderOptions {
   namespace: string;
   /** How often the Redis behind the connection is checked for being the one the cache was filled in. */
   generationCheckMs?: number;
+  /**
+   * How long a generation stays closed after a writer fenced off processes of the previous entry
+   * format: longer than their generation check, so that every one of them has stopped first.
+   */
+  fenceDelayMs?: number;
 }
 
 export interface SerialStatusCacheOptions extends SerialStatusReaderOptions {
@@ -42,42 +54,83 @@ export interface CacheLookup {
 
 const RECONNECT_EVERY_MS = 500;
 const GENERATION_CHECK_MS = 1_000;
+/** Three checks of the previous release (one a second). */
+const FENCE_DELAY_MS = 3_000;
+/** What the previous format's generation hash is replaced with: its processes' check then fails. */
+const FENCE = 'fenced: entries are in the compact format now';
 
 /**
- * Which generation of entries the Redis server now running may serve. The generation is kept with
- * the run_id of the server process it was created in; a server that is not that process (restarted
- * from a snapshot or an append-only file, a promoted replica) holds data that may predate a write
- * it acknowledged before, so it gets a new, empty generation. Atomic: replicas racing to claim one
- * agree on the first.
+ * Which generation of entries the Redis server now running may serve, and in how many
+ * milliseconds it opens. The generation is kept with the run_id of the server process it was
+ * created in; a server that is not that process (restarted from a snapshot or an append-only
+ * file, a promoted replica) holds data that may predate a write it acknowledged before, so it gets
+ * a new, empty generation. Atomic: replicas racing to claim one agree on the first.
+ *
+ * A writer (ARGV[3] = '1') also fences off the previous entry format. Processes of the previous
+ * release keep their generation in KEYS[2] as a hash. Their writes never reach the entries read
+ * here, so a revocation one of them applied would not be seen. Replacing the hash with a string
+ * makes their check fail: they stop using the cache and answer from PostgreSQL. Whenever the old
+ * hash is found, the generation starts over, empty, since old processes may have written around
+ * it. It stays closed until all of them have checked again (ARGV[4] ms), and nothing reads or
+ * writes it meanwhile.
  */
 const CLAIM_CACHE_GENERATION = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local generation
 if redis.call('HGET', KEYS[1], 'run_id') == ARGV[1] then
-  local generation = redis.call('HGET', KEYS[1], 'generation')
-  if generation then return generation end
+  generation = redis.call('HGET', KEYS[1], 'generation')
 end
-redis.call('HSET', KEYS[1], 'run_id', ARGV[1], 'generation', ARGV[2])
-return ARGV[2]
+if not generation then
+  generation = ARGV[2]
+  redis.call('HSET', KEYS[1], 'run_id', ARGV[1], 'generation', generation, 'opens_at', now)
+end
+if ARGV[3] == '1' and redis.call('TYPE', KEYS[2]).ok ~= 'string' then
+  local previous = redis.call('EXISTS', KEYS[2]) == 1
+  redis.call('SET', KEYS[2], '${FENCE}')
+  if previous then
+    generation = ARGV[2]
+    redis.call('HSET', KEYS[1], 'run_id', ARGV[1], 'generation', generation, 'opens_at', now + tonumber(ARGV[4]))
+  end
+end
+local opensIn = (tonumber(redis.call('HGET', KEYS[1], 'opens_at')) or 0) - now
+if opensIn < 0 then opensIn = 0 end
+return {generation, opensIn}
 `;
 
-/** `<ns>:serial-cache`: the hash naming the generation of entries the running Redis may serve. */
-export const cacheMetaKey = (namespace: string): string =>
-  namespace ? `${namespace}:serial-cache` : 'serial-cache';
+const namespaced = (namespace: string, key: string): string => (namespace ? `${namespace}:${key}` : key);
+
+/** `<ns>:serial-cache:v2`: the hash naming the generation of entries the running Redis may serve. */
+export const cacheMetaKey = (namespace: string): string => namespaced(namespace, 'serial-cache:v2');
+
+/** Where the previous release kept its generation (JSON entries under `<ns>:serial:`): fenced off. */
+export const previousCacheMetaKey = (namespace: string): string => namespaced(namespace, 'serial-cache');
 
 const serialKeyPrefix = (namespace: string, generation: string): string =>
-  `${namespace ? `${namespace}:` : ''}serial:${generation}:`;
+  namespaced(namespace, `s2:${generation}:`);
 
-/** The key a serial's entry has now (for tests and operators): `<ns>:serial:<generation>:<serial>`. */
-export async function serialCacheKey(redis: Redis, namespace: string, serial: string): Promise<string> {
+/**
+ * The key of an organization's serial now (for tests and operators):
+ * `<ns>:s2:<generation>:<org>:<serial>`.
+ */
+export async function serialCacheKey(
+  redis: Redis,
+  namespace: string,
+  orgId: string,
+  serial: string,
+): Promise<string> {
   const generation = await redis.hget(cacheMetaKey(namespace), 'generation');
   if (!generation) throw new Error('the serial-status cache has no generation yet');
-  return serialKeyPrefix(namespace, generation) + serial;
+  return `${serialKeyPrefix(namespace, generation)}${orgId}:${serial}`;
 }
 
 /**
  * The serial-status cache in Redis as every service may use it: read. Entries live at
- * `<ns>:serial:<generation>:<serial>` (their format is serial-entry.ts's); `-` marks a serial
- * unknown to the platform. Only the revocation service writes them (SerialStatusCache below);
- * the license service reads them on verify and asks the revocation service to fill a miss.
+ * `<ns>:s2:<generation>:<org>:<serial>` (their format is serial-entry.ts's); `-` marks a serial
+ * the organization has no license of. The organization is part of the key, so a lookup can
+ * never return another organization's entry. Only the revocation service writes them
+ * (SerialStatusCache below); the license service reads them on verify and asks the revocation
+ * service to fill a miss.
  *
  * The cache must never answer from a state older than the database. A Redis restarted from a
  * snapshot taken before a revocation still holds the license as active; so entries live under a
@@ -86,7 +139,9 @@ export async function serialCacheKey(redis: Redis, namespace: string, serial: st
  * entries are never read again (they expire with their TTL). Until the check has passed after a
  * connect, and whenever the connection drops, the cache has no generation and every call fails
  * at once, so callers use the license service. A read whose generation changed while it was in
- * flight is discarded the same way.
+ * flight is discarded the same way. During a rolling upgrade from the previous entry format, a
+ * generation stays closed until the previous release's processes have stopped using the cache
+ * (CLAIM_CACHE_GENERATION).
  * Redis is an accelerator, not a source of truth: with it down
  * every call fails at once (no offline queue, bounded command time) so that callers fall back to
  * the license service instead of waiting, and the client keeps reconnecting on its own.
@@ -97,9 +152,13 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('SerialStatusCache');
   protected readonly redis: Redis;
   private readonly metaKey: string;
+  private readonly previousMetaKey: string;
   private readonly namespace: string;
   private readonly generationCheckMs: number;
-  /** `<ns>:serial:<generation>:` while the connected Redis is known to serve the current generation. */
+  private readonly fenceDelayMs: number;
+  /** Only the writer fences off the previous format: its processes are the ones that write. */
+  protected fencesPreviousFormat = false;
+  /** `<ns>:s2:<generation>:` while the connected Redis is known to serve the current generation. */
   private prefix?: string;
   private checkTimer?: NodeJS.Timeout;
   /** Counts dropped connections: a check that straddles one must not confirm the next server. */
@@ -110,7 +169,9 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
   constructor(options: SerialStatusReaderOptions) {
     this.namespace = options.namespace;
     this.generationCheckMs = options.generationCheckMs ?? GENERATION_CHECK_MS;
+    this.fenceDelayMs = options.fenceDelayMs ?? FENCE_DELAY_MS;
     this.metaKey = cacheMetaKey(options.namespace);
+    this.previousMetaKey = previousCacheMetaKey(options.namespace);
     this.redis = new Redis({
       ...options.connection,
       lazyConnect: true,
@@ -124,7 +185,7 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
       // Closing while Redis is down arms a timer on the dead socket that nothing clears; keep it short.
       disconnectTimeout: 200,
     });
-    this.redis.defineCommand('claimCacheGeneration', { numberOfKeys: 1, lua: CLAIM_CACHE_GENERATION });
+    this.redis.defineCommand('claimCacheGeneration', { numberOfKeys: 2, lua: CLAIM_CACHE_GENERATION });
     this.redis.on('close', () => {
       this.disconnects++;
       this.prefix = undefined;
@@ -170,13 +231,21 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
       const info = await this.redis.info('server');
       const runId = /^run_id:(\w+)/m.exec(info)?.[1];
       if (!runId) throw new Error('INFO server has no run_id');
-      const generation = await this.redis.claimCacheGeneration(
+      const [generation, opensInMs] = await this.redis.claimCacheGeneration(
         this.metaKey,
+        this.previousMetaKey,
         runId,
         randomBytes(6).toString('hex'),
+        this.fencesPreviousFormat ? '1' : '0',
+        this.fenceDelayMs,
       );
       const prefix = serialKeyPrefix(this.namespace, generation);
       if (disconnects !== this.disconnects) return; // the 'ready' of the new connection checks again
+      if (opensInMs > 0) {
+        // Processes of the previous format may still write: the next check after the delay opens it.
+        this.prefix = undefined;
+        return;
+      }
       if (this.prefix !== undefined && this.prefix !== prefix) {
         this.logger.warn({
           msg: 'redis is not the process the cache was filled in (restarted or failed over): starting a cold cache',
@@ -196,13 +265,14 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
     return this.prefix;
   }
 
-  /** One MGET for the whole batch. */
-  async getMany(serials: readonly string[]): Promise<CacheLookup> {
+  /** An organization's serials, in one MGET. */
+  async getMany(orgId: string, serials: readonly string[]): Promise<CacheLookup> {
     let values: (string | null)[];
     try {
       const prefix = this.currentPrefix();
+      const orgPrefix = `${prefix}${orgId}:`;
       const keys = new Array<string>(serials.length);
-      for (let i = 0; i < serials.length; i++) keys[i] = prefix + serials[i];
+      for (let i = 0; i < serials.length; i++) keys[i] = orgPrefix + serials[i];
       values = await this.redis.mget(keys);
       if (this.prefix !== prefix) throw new Error('the cache generation changed during the read');
     } catch (error) {
@@ -215,7 +285,7 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
       if (value === null || value === undefined) result.misses.push(serial);
       else if (value === NEGATIVE_ENTRY) result.negatives.push(serial);
       else {
-        const entry = decodeEntry(value);
+        const entry = decodeEntry(value, orgId, serial);
         if (entry) result.hits.push(entry);
         else result.misses.push(serial);
       }
@@ -250,22 +320,24 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
 export class SerialStatusCache extends SerialStatusReader {
   constructor(private readonly options: SerialStatusCacheOptions) {
     super(options);
+    this.fencesPreviousFormat = true;
     this.redis.defineCommand('putSerialStatus', { numberOfKeys: 1, lua: PUT_SERIAL_STATUS });
   }
 
   putMany(statuses: readonly SerialStatus[]): Promise<void> {
-    return this.put(statuses, []);
+    return this.put(statuses, '', []);
   }
 
-  putNegative(serials: readonly string[]): Promise<void> {
-    return this.put([], serials);
+  putNegative(orgId: string, serials: readonly string[]): Promise<void> {
+    return this.put([], orgId, serials);
   }
 
   /**
-   * Statuses and negative entries in one pipeline. A negative entry never replaces a status (NX):
-   * a license created between the lookup and this write must not be hidden.
+   * Statuses (each under its own organization) and the serials `orgId` has no license of, in one
+   * pipeline. A negative entry never replaces a status (NX): a license created between the lookup
+   * and this write must not be hidden.
    */
-  async put(statuses: readonly SerialStatus[], unknown: readonly string[]): Promise<void> {
+  async put(statuses: readonly SerialStatus[], orgId: string, unknown: readonly string[]): Promise<void> {
     if (statuses.length === 0 && unknown.length === 0) return;
     let prefix: string;
     try {
@@ -275,10 +347,19 @@ export class SerialStatusCache extends SerialStatusReader {
     }
     const pipeline = this.redis.pipeline();
     for (const status of statuses) {
-      pipeline.putSerialStatus(prefix + status.serial, ...putArguments(status, this.options.ttlSeconds));
+      pipeline.putSerialStatus(
+        `${prefix}${status.org_id}:${status.serial}`,
+        ...putArguments(status, this.options.ttlSeconds),
+      );
     }
     for (const serial of unknown) {
-      pipeline.set(prefix + serial, NEGATIVE_ENTRY, 'EX', this.options.negativeTtlSeconds, 'NX');
+      pipeline.set(
+        `${prefix}${orgId}:${serial}`,
+        NEGATIVE_ENTRY,
+        'EX',
+        this.options.negativeTtlSeconds,
+        'NX',
+      );
     }
     let results: [Error | null, unknown][] | null;
     try {
