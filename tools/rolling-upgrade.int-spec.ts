@@ -80,6 +80,8 @@ interface Step {
   check?: (o: Outcome) => string | undefined;
   /** Records what a correct answer acknowledged. */
   settle?: (o: Outcome) => void;
+  /** Records a clean "retry later" (a revoke whose write-through met an old revocation replica). */
+  unavailable?: () => void;
 }
 
 /** A clean "retry later": the only answer besides a correct one that the test accepts, and it counts them. */
@@ -168,6 +170,8 @@ describe('rolling upgrade from the previous release, under load', () => {
     const toActivate: Created[] = [];
     const revocable: Created[] = [];
     const revoked: License[] = [];
+    /** Revokes answered `unavailable`: retried once the upgrade is over. */
+    const toRetry: License[] = [];
     const offline: string[] = [];
     const syncs: string[] = [];
     const signed: Array<{ outcome: Outcome; nonce: string }> = [];
@@ -325,6 +329,7 @@ describe('rolling upgrade from the previous release, under load', () => {
           status: 200,
           build: request('revoke', 'DELETE', `/api/v1/licenses/${license.id}`, adminKey),
           settle: () => revoked.push(license),
+          unavailable: () => toRetry.push(license),
         };
       },
       'check-revocation': () => {
@@ -433,7 +438,9 @@ describe('rolling upgrade from the previous release, under load', () => {
           const reason = step.check?.(outcome);
           if (reason === undefined) step.settle?.(outcome);
           else wrong.push({ kind: outcome.kind, target: outcome.target, status: outcome.status, reason });
-        } else if (!isUnavailable(outcome)) {
+        } else if (isUnavailable(outcome)) {
+          step.unavailable?.();
+        } else {
           wrong.push({
             kind: outcome.kind,
             target: outcome.target,
@@ -502,8 +509,23 @@ describe('rolling upgrade from the previous release, under load', () => {
 
     // Every request was answered correctly, by whichever version took it.
     expect(wrong).toEqual([]);
-    const unavailable = outcomes.filter(isUnavailable);
+    // The serial cache's entries changed format in this release (docs/architecture.md, "Upgrading
+    // from the JSON entries"): from the first new revocation service on, the old ones stop using
+    // the cache and refuse write-throughs, so a revoke that reaches one of them until it stops is
+    // answered `unavailable` (recorded, to be retried). That is the one expected retry; any other
+    // stays under 1 %.
+    // The new revocation service starts booting right after the new license service is up.
+    const fenced = events['started new-license-service']!;
+    const oldRevocationGone = events['stopped old-revocation-service']!;
+    const migrationRetry = (o: Outcome) =>
+      o.kind === 'revoke' && o.sent >= fenced && o.sent <= oldRevocationGone;
+    const unavailable = outcomes.filter((o) => isUnavailable(o) && !migrationRetry(o));
     expect(unavailable.length).toBeLessThanOrEqual(Math.max(3, outcomes.length / 100));
+    // Old and new revocation replicas share the write-throughs: at most the old one's share fails.
+    const revokesInWindow = outcomes.filter(migrationRetry);
+    expect(revokesInWindow.filter(isUnavailable).length).toBeLessThanOrEqual(
+      Math.max(3, revokesInWindow.length * 0.75),
+    );
     for (const gateway of [oldGateway, newGateway]) {
       const served = [...kindsServedBy(gateway.label)].sort();
       expect({ [gateway.label]: served }).toEqual({ [gateway.label]: Object.keys(steps).sort() });
@@ -529,6 +551,12 @@ describe('rolling upgrade from the previous release, under load', () => {
       [...activatedOnline.map((a) => a.activationId), ...offline],
     ]);
     expect(activations.length).toBe(activatedOnline.length + offline.length);
+    // A revoke answered `unavailable` succeeds when retried, and is then visible like the others.
+    const retrying = new ApiClient(newGateway.url, adminKey);
+    for (const license of toRetry) {
+      expect((await retrying.delete(`/api/v1/licenses/${license.id}`)).status).toBe(200);
+      revoked.push(license);
+    }
     for (let i = 0; i < revoked.length; i += 100) {
       const batch = revoked.slice(i, i + 100);
       const checked = await api.post('/api/v1/licenses/check-revocation', {

@@ -160,6 +160,11 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
   protected fencesPreviousFormat = false;
   /** `<ns>:s2:<generation>:` while the connected Redis is known to serve the current generation. */
   private prefix?: string;
+  /**
+   * Until when (this process's clock) the generation is known to be closed and new: nothing reads
+   * it, and it opens empty. A write until then has nothing to correct and may be skipped.
+   */
+  private closedUntil = 0;
   private checkTimer?: NodeJS.Timeout;
   /** Counts dropped connections: a check that straddles one must not confirm the next server. */
   private disconnects = 0;
@@ -189,6 +194,7 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
     this.redis.on('close', () => {
       this.disconnects++;
       this.prefix = undefined;
+      this.closedUntil = 0;
     });
     // Without a listener ioredis reports every failed reconnect attempt as an unhandled error.
     this.redis.on('error', (error: Error) => this.warn('connection', error));
@@ -227,6 +233,8 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
   async checkGeneration(): Promise<void> {
     if (this.redis.status !== 'ready') return;
     const disconnects = this.disconnects;
+    // Taken before the claim runs: the generation opens no earlier than this plus its delay.
+    const sentAt = Date.now();
     try {
       const info = await this.redis.info('server');
       const runId = /^run_id:(\w+)/m.exec(info)?.[1];
@@ -244,8 +252,10 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
       if (opensInMs > 0) {
         // Processes of the previous format may still write: the next check after the delay opens it.
         this.prefix = undefined;
+        this.closedUntil = sentAt + opensInMs;
         return;
       }
+      this.closedUntil = 0;
       if (this.prefix !== undefined && this.prefix !== prefix) {
         this.logger.warn({
           msg: 'redis is not the process the cache was filled in (restarted or failed over): starting a cold cache',
@@ -255,8 +265,17 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
       this.prefix = prefix;
     } catch (error) {
       this.prefix = undefined;
+      this.closedUntil = 0;
       this.warn('check generation', error);
     }
+  }
+
+  /**
+   * Whether the generation is closed and new for sure right now. A write may then be skipped:
+   * no one reads the entries yet, and the generation opens empty, to be filled from PostgreSQL.
+   */
+  protected get closedAndNew(): boolean {
+    return this.prefix === undefined && Date.now() < this.closedUntil;
   }
 
   /** The key prefix of the current generation, or a failure when there is none to trust. */
@@ -339,6 +358,8 @@ export class SerialStatusCache extends SerialStatusReader {
    */
   async put(statuses: readonly SerialStatus[], orgId: string, unknown: readonly string[]): Promise<void> {
     if (statuses.length === 0 && unknown.length === 0) return;
+    // A write-through then succeeds, rather than failing a revocation for a cache no one reads.
+    if (this.closedAndNew) return;
     let prefix: string;
     try {
       prefix = this.currentPrefix();
