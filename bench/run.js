@@ -4,15 +4,18 @@
 // warms the revocation cache, then runs each scenario on the platform and, right after it, on
 // its reference pipeline (bench/reference/: minimal Fastify + nats.js, never part of the product),
 // and prints one table of req/s, latency, errors, CPU per process and the ratio to the ceiling.
+// Then, for the hot paths, a second table: p50 and p99 at a fixed rate, half the platform's req/s.
 //
 //   npm run bench -- [--duration 5] [--rounds 4] [--warmup 10] [--connections 50] [--scenarios sync,verify] [--smoke]
 //                    [--licenses 100000] [--url http://… --api-key lk_… --org-id … ] [--pg-profile]
+//                    [--no-fixed-rate] [--fixed-rate-rounds 2]
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const { apiClient, busClient, deleteStreams, pool, withPg } = require('./lib/clients');
 const { busyShare, cpuSampler } = require('./lib/cpu');
 const { load, loadRound, summarize } = require('./lib/load');
+const { fixedRateRound, summarizeFixed } = require('./lib/fixed-rate');
 const {
   build,
   createOrganization,
@@ -30,7 +33,7 @@ function parseArgs(argv) {
   const options = {};
   for (let i = 0; i < argv.length; i++) {
     const name = argv[i].replace(/^--/, '');
-    if (name === 'smoke' || name === 'pg-profile') options[name] = true;
+    if (['smoke', 'pg-profile', 'fixed-rate', 'no-fixed-rate'].includes(name)) options[name] = true;
     else options[name] = argv[++i];
   }
   const smoke = Boolean(options.smoke);
@@ -57,6 +60,10 @@ function parseArgs(argv) {
     results: options.results ?? path.join(__dirname, 'results', 'latest.json'),
     // perf on PostgreSQL during every round, each side's share apart (bench/lib/pg-profile.js).
     pgProfile: Boolean(options['pg-profile']),
+    // The fixed-rate rounds of the hot paths, on by default (lib/fixed-rate.js).
+    // The smoke runs one round: it keeps the code path alive.
+    fixedRate: !options['no-fixed-rate'],
+    fixedRateRounds: Number(options['fixed-rate-rounds'] ?? (smoke ? 1 : 2)),
   };
 }
 
@@ -386,12 +393,25 @@ async function run(options, cleanup) {
     row.ours = summarize(ours, { url: baseUrl, ...settings });
     if (ref.length > 0) row.ref = summarize(ref, { url: refUrl, ...settings });
     if (syncChecks.length > 0) row.syncCheck = combineSyncChecks(syncChecks);
+    if (options.fixedRate && scenario.fixedRate)
+      row.fixedRate = await fixedRate({
+        scenario,
+        options,
+        baseUrl,
+        refUrl,
+        platformPids,
+        max: row.ours.rps,
+      });
     if (profiler) {
       row.pgProfile = { platform: profiler.take('platform', row.ours.requests) };
       if (row.ref) row.pgProfile.reference = profiler.take('reference', row.ref.requests);
     }
     rows.push(row);
     say(`  ${scenario.name}: ours ${row.ours.rps} req/s${row.ref ? `, ceiling ${row.ref.rps} req/s` : ''}`);
+    if (row.fixedRate) {
+      const { rate, ours: o, ref: r } = row.fixedRate;
+      say(`    at ${rate} req/s: ours p99 ${o.p99} ms, ceiling p99 ${r.p99} ms`);
+    }
     for (const [side, profile] of Object.entries(row.pgProfile ?? {}))
       for (const line of formatProfile(side, profile)) say(`    ${line}`);
   }
@@ -405,6 +425,7 @@ async function run(options, cleanup) {
       rounds: options.rounds,
       warmup: options.warmup,
       licenses: options.licenses,
+      fixedRateRounds: options.fixedRate ? options.fixedRateRounds : 0,
     },
     seed: { version: SEED_VERSION, seconds: manifest.seconds },
     rows,
@@ -414,6 +435,37 @@ async function run(options, cleanup) {
   printTable(report, say);
   say(`\nresults: ${path.relative(process.cwd(), options.results)}`);
   return rows;
+}
+
+/**
+ * The scenario's latency under normal load: half of the platform's closed-loop req/s (`max`),
+ * sent open loop at a fixed rate (lib/fixed-rate.js) to the platform and to its ceiling, the sides
+ * alternating as in the closed-loop rounds. A short warm-up at that rate first opens the
+ * connections and warms the harness's client.
+ */
+async function fixedRate({ scenario, options, baseUrl, refUrl, platformPids, max }) {
+  const rate = Math.max(1, Math.round(max / 2));
+  const comparedUrl = scenario.referenceOnPlatform ? baseUrl : refUrl;
+  const sides = [
+    { url: baseUrl, prefix: '/api/v1', rounds: [] },
+    { url: comparedUrl, prefix: '/ref', rounds: [] },
+  ];
+  const warmup = Math.min(2, options.warmup);
+  for (let round = 0; round < options.fixedRateRounds; round++) {
+    for (const side of sides) {
+      if (!options.smoke) await settle(platformPids, 20_000);
+      const requests = scenario.requests(side.prefix, scenario.tracked ? syncTracker() : undefined);
+      const settings = { url: side.url, requests, rate, connections: options.connections };
+      if (round === 0 && warmup > 0) await fixedRateRound({ ...settings, duration: warmup });
+      side.rounds.push(await fixedRateRound({ ...settings, duration: options.duration }));
+    }
+  }
+  return {
+    rate,
+    target: scenario.fixedRate,
+    ours: summarizeFixed(sides[0].rounds),
+    ref: summarizeFixed(sides[1].rounds),
+  };
 }
 
 function machine() {
@@ -432,7 +484,12 @@ if (require.main === module) {
   main().then(
     (rows) => {
       const failed = rows.filter(
-        (row) => row.ours.errors > 0 || row.ref?.errors > 0 || row.syncCheck?.ok === false,
+        (row) =>
+          row.ours.errors > 0 ||
+          row.ref?.errors > 0 ||
+          row.syncCheck?.ok === false ||
+          row.fixedRate?.ours.errors > 0 ||
+          row.fixedRate?.ref.errors > 0,
       );
       process.exitCode = failed.length > 0 ? 1 : 0;
     },

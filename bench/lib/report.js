@@ -1,6 +1,6 @@
 // The one table: the platform ("ours") beside its ceiling (the reference pipeline), the ratio of
 // their throughput and p99 (with each round's ratio), the target, and µs of CPU per request in
-// each process.
+// each process. Then the fixed-rate table: latency at half the platform's req/s.
 
 const ORDER = [
   'gw',
@@ -80,6 +80,41 @@ function printTable(report, say) {
         `(${c.resent} in flight at the stop sent again with their report_id) — ${c.ok ? 'ok' : 'FAILED (must be all, within 5 s)'}`,
     );
   }
+  printFixedRate(report, say);
 }
 
-module.exports = { printTable, verdict };
+const msText = (value) => (value === null || value === undefined ? '' : `${value} ms`);
+
+/** The fixed-rate table: p50, p99 and max at half the platform's req/s, beside the ceiling's. */
+function printFixedRate(report, say) {
+  const rows = report.rows.filter((row) => row.fixedRate);
+  if (rows.length === 0) return;
+  say('');
+  say(
+    `fixed-rate p99: each side at half the platform's closed-loop req/s, open loop, ` +
+      `${report.settings.fixedRateRounds} × ${report.settings.duration} s per side (alternating); ` +
+      "latency from each request's due time (lib/fixed-rate.js):",
+  );
+  say('');
+  say(
+    '| scenario | rate req/s | ours p50 | p99 | max | errors | ceiling p50 | p99 | max | errors | p99 vs ceiling | target | met |',
+  );
+  say('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|');
+  for (const row of rows) {
+    const { rate, target, ours, ref } = row.fixedRate;
+    const spread = ours.rounds.length > 1 ? ` (${ours.rounds.join(', ')})` : '';
+    const ratio = ref.p99 > 0 ? `${(ours.p99 / ref.p99).toFixed(1)}×` : '';
+    const met = ours.p99 !== null && ours.p99 <= target.p99 ? 'yes' : 'NO';
+    say(
+      `| ${row.label} | ${rate} | ${msText(ours.p50)} | ${msText(ours.p99)}${spread} | ${msText(ours.max)} | ${ours.errors} | ` +
+        `${msText(ref.p50)} | ${msText(ref.p99)} | ${msText(ref.max)} | ${ref.errors} | ${ratio} | ` +
+        `p99 ≤ ${target.p99} ms | ${met} |`,
+    );
+  }
+  // How late the harness itself sent requests: a share of every figure above, on both sides.
+  const lag = (side) => Math.max(...rows.map((row) => row.fixedRate[side].lagP99 ?? 0));
+  say('');
+  say(`harness send lag, p99 (worst scenario): ours ${lag('ours')} ms, ceiling ${lag('ref')} ms`);
+}
+
+module.exports = { printTable, printFixedRate, verdict };

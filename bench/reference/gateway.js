@@ -15,11 +15,18 @@ async function main() {
   const app = fastify({ logger: false });
   for (const shape of shapes) {
     const subject = `${prefix}.${shape.name}`;
+    // A GET sends its path parameters; a POST its body, with its path parameters if it has any.
+    const input =
+      shape.method === 'GET'
+        ? (request) => request.params
+        : shape.url.includes('/:')
+          ? (request) => ({ ...request.body, ...request.params })
+          : (request) => request.body;
     app.route({
       method: shape.method,
       url: `/ref${shape.url}`,
       handler: async (request, reply) => {
-        const data = shape.method === 'GET' ? request.params : request.body;
+        const data = input(request);
         const answer = await nc.request(subject, JSON.stringify(data), { timeout: 5000 });
         reply
           .code(answer.headers?.has('Bench-Error') ? 500 : (shape.status ?? 200))

@@ -24,6 +24,8 @@ async function main() {
     pg: new Pool({ connectionString: env.DATABASE_URL, max: 10, application_name: REFERENCE_APPLICATION }),
     publicKeys: JSON.parse(env.REF_PUBLIC_KEYS || '{}'),
   };
+  // The first failure of each shape goes to the log (bench/results/reference.log).
+  const told = new Set();
   for (const shape of shapes) {
     const state = shape.setup ? await shape.setup(deps) : undefined;
     nc.subscribe(`${prefix}.${shape.name}`, {
@@ -33,6 +35,8 @@ async function main() {
         shape.handle(JSON.parse(Buffer.from(message.data).toString()), deps, state).then(
           (answer) => message.respond(JSON.stringify(answer)),
           (failure) => {
+            if (!told.has(shape.name)) process.stderr.write(`reference ${shape.name}: ${failure}\n`);
+            told.add(shape.name);
             const failed = headers();
             failed.set('Bench-Error', '1');
             message.respond(JSON.stringify({ error: String(failure) }), { headers: failed });

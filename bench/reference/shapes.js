@@ -1,5 +1,5 @@
 // REFERENCE PIPELINES — not part of the product. The shapes the reference gateway routes and the
-// reference responder answers, one file each.
+// reference responder answers, one file each (activation.js holds two: activation and heartbeat).
 module.exports = [
   require('./check-revocation'),
   require('./check-revocation-strict'),
@@ -10,4 +10,5 @@ module.exports = [
   require('./validate-policy'),
   require('./license-create'),
   require('./get'),
+  ...require('./activation'),
 ];
