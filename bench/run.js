@@ -346,6 +346,7 @@ async function run(options, cleanup) {
     const row = { name: scenario.name, label: scenario.label, target: scenario.target };
     const ours = [];
     const ref = [];
+    const strict = [];
     const syncChecks = [];
     // Rounds alternate the two sides, so that a machine that speeds up or slows down during the
     // scenario weighs on both alike.
@@ -389,9 +390,28 @@ async function run(options, cleanup) {
         }),
       );
       await profiler?.stop('reference');
+      if (!scenario.strictTarget) continue;
+      // The strict ceiling: the same pipeline reading entries of the fewest bytes the answer needs.
+      if (!options.smoke) await settle(platformPids, 20_000);
+      const strictRequests = scenario.requests('/ref/strict', scenario.tracked ? syncTracker() : undefined);
+      if (round === 0 && options.warmup > 0)
+        await load({ url: refUrl, requests: strictRequests, ...settings, duration: options.warmup });
+      strict.push(
+        await loadRound({
+          url: refUrl,
+          requests: strictRequests,
+          ...settings,
+          duration: options.duration,
+          sampler: refSampler,
+        }),
+      );
     }
     row.ours = summarize(ours, { url: baseUrl, ...settings });
     if (ref.length > 0) row.ref = summarize(ref, { url: refUrl, ...settings });
+    if (strict.length > 0) {
+      row.strict = summarize(strict, { url: refUrl, ...settings });
+      row.strictTarget = scenario.strictTarget;
+    }
     if (syncChecks.length > 0) row.syncCheck = combineSyncChecks(syncChecks);
     if (options.fixedRate && scenario.fixedRate)
       row.fixedRate = await fixedRate({
@@ -407,7 +427,10 @@ async function run(options, cleanup) {
       if (row.ref) row.pgProfile.reference = profiler.take('reference', row.ref.requests);
     }
     rows.push(row);
-    say(`  ${scenario.name}: ours ${row.ours.rps} req/s${row.ref ? `, ceiling ${row.ref.rps} req/s` : ''}`);
+    say(
+      `  ${scenario.name}: ours ${row.ours.rps} req/s${row.ref ? `, ceiling ${row.ref.rps} req/s` : ''}` +
+        `${row.strict ? `, strict ceiling ${row.strict.rps} req/s` : ''}`,
+    );
     if (row.fixedRate) {
       const { rate, ours: o, ref: r } = row.fixedRate;
       say(`    at ${rate} req/s: ours p99 ${o.p99} ms, ceiling p99 ${r.p99} ms`);
@@ -487,6 +510,7 @@ if (require.main === module) {
         (row) =>
           row.ours.errors > 0 ||
           row.ref?.errors > 0 ||
+          row.strict?.errors > 0 ||
           row.syncCheck?.ok === false ||
           row.fixedRate?.ours.errors > 0 ||
           row.fixedRate?.ref.errors > 0,
