@@ -351,6 +351,21 @@ export function licenseVectors(context: Context): VectorFile {
     options: { now: NOW + 36_525 * DAY },
     errors: [],
   });
+  const moonLanding = new Date('1969-07-20T20:17:40Z');
+  add({
+    id: 'time/perpetual-since-1969',
+    description: 'A perpetual license valid since 1969: valid at any time since (SDK examples run it)',
+    key: edPem,
+    input: {
+      text: sign(ed, {
+        licenseType: 'perpetual',
+        validFrom: moonLanding,
+        issuedAt: moonLanding,
+        validUntil: null,
+      }),
+    },
+    errors: [],
+  });
   add({
     id: 'time/year-10000',
     description: 'valid_until in the year 10000: shown with an extended year, +010000',
