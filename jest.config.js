@@ -19,5 +19,6 @@ module.exports = {
     '<rootDir>/libs/*/jest.config.js',
     '<rootDir>/libs/shared/*/jest.config.js',
     '<rootDir>/tools/jest.config.js',
+    '<rootDir>/sdks/jest.config.js',
   ],
 };

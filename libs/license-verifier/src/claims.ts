@@ -57,6 +57,21 @@ export interface LicenseClaims {
   policy?: PolicyLimits;
 }
 
+// The widest time a JavaScript Date holds: 100,000,000 days either side of 1970, in milliseconds.
+const MAX_DATE_MS = 8.64e15;
+
+/**
+ * Whether Unix seconds fit in a Date. A time outside that range cannot be shown as ISO 8601, so a
+ * document carrying one is malformed rather than a reason to throw.
+ */
+export const isDateSeconds = (value: number): boolean => Math.abs(value * 1000) <= MAX_DATE_MS;
+
+/** The license's times (`iat`, `nbf` and `exp` when present) all fit in a Date. */
+export const licenseTimesFit = (claims: LicenseClaims): boolean =>
+  isDateSeconds(claims.iat) &&
+  isDateSeconds(claims.nbf) &&
+  (claims.exp === undefined || isDateSeconds(claims.exp));
+
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isNullableString = (value: unknown): boolean => value === null || isString(value);
 const isSeconds = (value: unknown): boolean => Number.isSafeInteger(value);

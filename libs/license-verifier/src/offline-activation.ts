@@ -2,6 +2,7 @@
 // someone else, from elsewhere) answers a signed activation file, the machine verifies it offline
 // with the product's public key; to give the seat back it writes a release file.
 
+import { isDateSeconds } from './claims';
 import { base64url, utf8Bytes } from './encoding';
 import { importPublicKeys, type PublicKeyInput } from './public-key';
 import { decodeCompactJws, keysFor, someVerifies, type DecodedJws } from './jws';
@@ -224,7 +225,7 @@ function readActivationClaims(payload: Record<string, unknown>): ActivationClaim
     components !== null &&
     Object.values(components).every(isString) &&
     isString(cnf?.jwk?.x) &&
-    ['iat', 'nbf', 'exp'].every((name) => Number.isSafeInteger(c[name]));
+    ['iat', 'nbf', 'exp'].every((name) => Number.isSafeInteger(c[name]) && isDateSeconds(c[name] as number));
   return shaped ? (c as unknown as ActivationClaims) : undefined;
 }
 

@@ -1,3 +1,4 @@
+import { isDateSeconds } from './claims';
 import { utf8Bytes } from './encoding';
 import { decodeCompactJws, keysFor, someVerifies } from './jws';
 import { importPublicKeys, type PublicKeyInput } from './public-key';
@@ -71,7 +72,7 @@ export async function verifySignedAnswer(
   const body = typeof answer.body === 'string' ? utf8Bytes(answer.body) : answer.body;
   const decoded = decodeCompactJws(answer.signature.trim(), body);
   const iat = decoded?.header['iat'];
-  if (!decoded || decoded.header['typ'] !== ANSWER_TYP || typeof iat !== 'number' || !Number.isFinite(iat)) {
+  if (!decoded || decoded.header['typ'] !== ANSWER_TYP || typeof iat !== 'number' || !isDateSeconds(iat)) {
     return result(['malformed'], null);
   }
   const codes: SignedAnswerErrorCode[] = [];

@@ -1,5 +1,6 @@
 import {
   fileExpiryOf,
+  licenseTimesFit,
   readLicenseClaims,
   type LicenseClaims,
   type LicenseType,
@@ -190,7 +191,8 @@ function decode(input: LicenseInput): Decoded | undefined {
   // A JWS of another type is not a license, whoever signed it.
   if (!decoded?.payload || decoded.header['typ'] !== LICENSE_TYP) return undefined;
   const claims = readLicenseClaims(decoded.payload);
-  return claims && { ...decoded, claims };
+  // A time no Date can hold is no license's: refused here, so the summary never throws on it.
+  return claims && licenseTimesFit(claims) ? { ...decoded, claims } : undefined;
 }
 
 /**

@@ -18,12 +18,12 @@ import { Metrics } from '@licensing/shared/metrics';
 import { CredentialsService } from '../credentials/credentials.service';
 import { SigningKeysService } from '../signing/signing-keys.service';
 import { ActivationEntity } from './activation.entity';
+import { ACTIVATION_TYP, activationFileClaims } from './activation-file';
 import { toActivationView } from './activation.mapper';
 import { ActivationsService } from './activations.service';
 
 /** What each file of the air-gapped exchange says it is, so that none is ever taken for another. */
 const REQUEST_TYP = 'activation-request+jwt';
-const ACTIVATION_TYP = 'activation+jwt';
 const RELEASE_TYP = 'activation-release+jwt';
 
 /** The machine's public key as its request carries it: an Ed25519 JWK. */
@@ -88,23 +88,21 @@ export class OfflineActivationsService {
       }
       const expiresAt = activation.expiresAt!;
       const activationFile = signJws(
-        {
-          v: 1,
-          jti: activation.id,
-          sub: license.serial,
-          iss: orgId,
-          license_id: license.id,
-          product_id: product.id,
-          product_code: product.code,
+        activationFileClaims({
+          activationId: activation.id,
+          serial: license.serial,
+          orgId,
+          licenseId: license.id,
+          productId: product.id,
+          productCode: product.code,
           features: license.features,
           fingerprint: activation.fingerprint,
           components: activation.components,
           nonce: claims.nonce,
-          cnf: { jwk },
-          iat: seconds(now),
-          nbf: seconds(now),
-          exp: seconds(expiresAt),
-        },
+          machineKey: jwk,
+          issuedAt: now,
+          expiresAt,
+        }),
         { kid: keyPairId, privateKey },
         ACTIVATION_TYP,
       );
@@ -220,5 +218,3 @@ function decodeFile(token: string, field: string, typ: string): DecodedJws<Recor
 }
 
 const machineKeyOf = (jwk: MachineJwk): KeyObject => createPublicKey({ key: { ...jwk }, format: 'jwk' });
-
-const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
