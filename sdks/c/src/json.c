@@ -2,7 +2,6 @@
  * A JSON reader and writer of its own, as strict as JavaScript's JSON.parse: RFC 8259 only, no
  * NaN or Infinity, no byte order mark, no trailing commas. Numbers are IEEE 754 doubles.
  */
-#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,30 +205,43 @@ static int parse_string(parser *p, const char **out, size_t *out_length) {
   return 1;
 }
 
-/* The number's text as a double, as strtod reads it in the "C" locale. */
+/*
+ * A JSON number's text as the nearest double. strtod reads the decimal point of the locale, and
+ * asking for the locale is not safe while another thread sets it. So the number is handed to
+ * strtod without a point: "12.5e3" is read as "125e2", which means the same in every locale.
+ */
 static double to_double(const char *text, size_t length) {
-  const char *point = ".";
-  struct lconv *conv = localeconv();
-  size_t point_length, i, n = 0;
   char small[64];
   char *buffer = small;
+  size_t i = 0, n = 0, fraction_digits = 0;
+  long long exponent = 0;
+  int exponent_negative = 0;
   double value;
-  if (conv != NULL && conv->decimal_point != NULL && conv->decimal_point[0] != '\0')
-    point = conv->decimal_point;
-  point_length = strlen(point);
-  if (length + point_length + 1 > sizeof small) {
-    buffer = malloc(length + point_length + 1);
+  if (length + 32 > sizeof small) {
+    buffer = malloc(length + 32);
     if (buffer == NULL) return NAN;
   }
-  for (i = 0; i < length; i++) {
-    if (text[i] == '.') {
-      memcpy(buffer + n, point, point_length);
-      n += point_length;
-    } else {
-      buffer[n++] = text[i];
+  if (i < length && text[i] == '-') buffer[n++] = text[i++];
+  while (i < length && is_digit(text[i])) buffer[n++] = text[i++];
+  if (i < length && text[i] == '.') {
+    i++;
+    while (i < length && is_digit(text[i])) {
+      buffer[n++] = text[i++];
+      fraction_digits++;
     }
   }
-  buffer[n] = '\0';
+  if (i < length && (text[i] == 'e' || text[i] == 'E')) {
+    i++;
+    if (i < length && (text[i] == '+' || text[i] == '-')) exponent_negative = text[i++] == '-';
+    /* Past a billion, the number is 0 or infinite whatever its digits: stop counting there. */
+    while (i < length && is_digit(text[i])) {
+      if (exponent < 1000000000LL) exponent = exponent * 10 + (text[i] - '0');
+      i++;
+    }
+  }
+  if (exponent_negative) exponent = -exponent;
+  exponent -= (long long)fraction_digits;
+  snprintf(buffer + n, 32, "e%lld", exponent);
   value = strtod(buffer, NULL);
   if (buffer != small) free(buffer);
   return value;
@@ -521,6 +533,23 @@ static void put_string(writer *w, const char *text, size_t length) {
   put(w, "\"", 1);
 }
 
+/* printf writes the locale's decimal point, which may be more than one byte: makes it a ".". */
+static void with_point(char *text) {
+  size_t from, to = 0;
+  int in_point = 0;
+  for (from = 0; text[from] != '\0'; from++) {
+    char c = text[from];
+    if (is_digit(c) || c == '-' || c == '+' || c == 'e' || c == 'E') {
+      text[to++] = c;
+      in_point = 0;
+    } else if (!in_point) {
+      text[to++] = '.';
+      in_point = 1;
+    }
+  }
+  text[to] = '\0';
+}
+
 /* The shortest text that reads back as the same double, with "." whatever the locale. */
 static void put_number(writer *w, double number) {
   char text[64];
@@ -536,18 +565,8 @@ static void put_number(writer *w, double number) {
   }
   for (precision = 15; precision <= 17; precision++) {
     snprintf(text, sizeof text, "%.*g", precision, number);
+    with_point(text);
     if (to_double(text, strlen(text)) == number) break;
-  }
-  {
-    /* printf writes the locale's decimal point: make it a ".". */
-    struct lconv *conv = localeconv();
-    const char *point = conv != NULL && conv->decimal_point != NULL ? conv->decimal_point : ".";
-    size_t point_length = strlen(point);
-    char *found = point_length > 0 && strcmp(point, ".") != 0 ? strstr(text, point) : NULL;
-    if (found != NULL) {
-      *found = '.';
-      memmove(found + 1, found + point_length, strlen(found + point_length) + 1);
-    }
   }
   put(w, text, strlen(text));
 }

@@ -296,28 +296,35 @@ double licvi_parse_date(const char *s, size_t n) {
 }
 
 void licvi_format_date(double milliseconds, char out[32]) {
-  double t = trunc(milliseconds);
-  double days = floor(t / 86400000.0);
-  double in_day = t - days * 86400000.0;
-  double z = days + 719468, era = floor(z / 146097), doe = z - era * 146097;
-  double yoe = floor((doe - floor(doe / 1460) + floor(doe / 36524) - floor(doe / 146096)) / 365);
-  double doy = doe - (365 * yoe + floor(yoe / 4) - floor(yoe / 100));
-  double mp = floor((5 * doy + 2) / 153);
-  int day = (int)(doy - floor((153 * mp + 2) / 5) + 1);
-  int month = (int)(mp < 10 ? mp + 3 : mp - 9);
-  long year = (long)(yoe + era * 400 + (month <= 2 ? 1 : 0));
-  long ms_of_day = (long)in_day;
-  int hour = (int)(ms_of_day / 3600000), minute = (int)(ms_of_day / 60000 % 60);
-  int second = (int)(ms_of_day / 1000 % 60), ms = (int)(ms_of_day % 1000);
+  double t = trunc(milliseconds), days, in_day, z, era, doe, yoe, doy, mp;
+  int day, month, hour, minute, second, ms;
+  long year, ms_of_day;
   char text[128];
   if (!(fabs(t) <= MAX_DATE_MS)) {
     strcpy(out, "Invalid Date");
     return;
   }
+  /* Days to a civil date, in the proleptic Gregorian calendar. */
+  days = floor(t / 86400000.0);
+  in_day = t - days * 86400000.0;
+  z = days + 719468;
+  era = floor(z / 146097);
+  doe = z - era * 146097;
+  yoe = floor((doe - floor(doe / 1460) + floor(doe / 36524) - floor(doe / 146096)) / 365);
+  doy = doe - (365 * yoe + floor(yoe / 4) - floor(yoe / 100));
+  mp = floor((5 * doy + 2) / 153);
+  day = (int)(doy - floor((153 * mp + 2) / 5) + 1);
+  month = (int)(mp < 10 ? mp + 3 : mp - 9);
+  year = (long)(yoe + era * 400 + (month <= 2 ? 1 : 0));
+  ms_of_day = (long)in_day;
+  hour = (int)(ms_of_day / 3600000);
+  minute = (int)(ms_of_day / 60000 % 60);
+  second = (int)(ms_of_day / 1000 % 60);
+  ms = (int)(ms_of_day % 1000);
   /* The widest text is 27 characters (+275760-09-13T00:00:00.000Z); the buffer leaves room. */
   if (year >= 0 && year <= 9999) {
-    snprintf(text, sizeof text, "%04ld-%02d-%02dT%02d:%02d:%02d.%03dZ", year, month, day, hour, minute,
-             second, ms);
+    snprintf(text, sizeof text, "%04ld-%02d-%02dT%02d:%02d:%02d.%03dZ", year, month, day, hour,
+             minute, second, ms);
   } else {
     snprintf(text, sizeof text, "%c%06ld-%02d-%02dT%02d:%02d:%02d.%03dZ", year < 0 ? '-' : '+',
              year < 0 ? -year : year, month, day, hour, minute, second, ms);
