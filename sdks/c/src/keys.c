@@ -264,8 +264,9 @@ licv_status licv_keys_from_pem(const char *pem, size_t length, licv_keys **out) 
   if (pem == NULL && length > 0) return LICV_E_INVALID_ARGUMENT;
   keys = new_keys(1);
   if (keys == NULL) return LICV_E_NO_MEMORY;
+  ERR_set_mark();
   status = import_pem(pem, length, &keys->items[0]);
-  ERR_clear_error();
+  ERR_pop_to_mark();
   if (status != LICV_OK) {
     licv_keys_free(keys);
     return status;
@@ -429,6 +430,7 @@ licv_status licv_keys_from_jwk(const char *json, size_t length, licv_keys **out)
   if (json == NULL && length > 0) return LICV_E_INVALID_ARGUMENT;
   arena = licvi_arena_new();
   if (arena == NULL) return LICV_E_NO_MEMORY;
+  ERR_set_mark();
   root = licvi_json_parse(arena, json, length);
   set = licvi_json_get(root, "keys");
   if (!licvi_json_is_object(root)) {
@@ -452,7 +454,7 @@ licv_status licv_keys_from_jwk(const char *json, size_t length, licv_keys **out)
     if (status == LICV_OK) keys->count = 1;
   }
   licvi_arena_free(arena);
-  ERR_clear_error();
+  ERR_pop_to_mark();
   if (status != LICV_OK) {
     licv_keys_free(keys);
     return status;
@@ -527,6 +529,7 @@ licvi_signature licvi_jws_verify(const licvi_jws *jws, const licv_keys *keys) {
   const key *named = NULL;
   size_t i, tried = 0;
   licvi_signature verdict = LICVI_SIGNATURE_INVALID;
+  ERR_set_mark();
   if (licvi_json_is_string(kid)) {
     for (i = 0; i < keys->count && named == NULL; i++) {
       const key *k = &keys->items[i];
@@ -545,7 +548,7 @@ licvi_signature licvi_jws_verify(const licvi_jws *jws, const licv_keys *keys) {
     }
     if (tried == 0) verdict = LICVI_SIGNATURE_UNKNOWN_KEY;
   }
-  /* OpenSSL keeps errors in a per-thread queue: a failed check leaves none behind. */
-  ERR_clear_error();
+  /* OpenSSL keeps errors in a per-thread queue: a failed check leaves none of its own behind. */
+  ERR_pop_to_mark();
   return verdict;
 }
