@@ -230,14 +230,22 @@ func spkiKey(der []byte) (PublicKey, error) {
 	if !ok || !body.done() || len(bits) < 1 {
 		return PublicKey{}, errNotSPKI
 	}
-	// The first byte counts the unused bits; a key's bit string has none, and it is not checked.
-	material := bits[1:]
+	// The first byte counts the unused bits at the end: 0 to 7. As OpenSSL (behind JavaScript's
+	// WebCrypto) does, those bits of the last byte are cleared rather than refused.
+	unused := bits[0]
+	if unused > 7 {
+		return PublicKey{}, errNotSPKI
+	}
+	material := append([]byte(nil), bits[1:]...)
+	if len(material) > 0 {
+		material[len(material)-1] &= 0xff << unused
+	}
 	switch keyType {
 	case KeyEd25519:
 		if parameter != nil || len(material) != ed25519.PublicKeySize {
 			return PublicKey{}, refuse("unreadable public key")
 		}
-		return newKey(KeyEd25519, nil, ed25519.PublicKey(append([]byte(nil), material...)))
+		return newKey(KeyEd25519, nil, ed25519.PublicKey(material))
 	case KeyECDSAP256:
 		pub, ok := ecPoint(material)
 		if !ok {
@@ -306,7 +314,7 @@ func rsaKey(n, e *big.Int) (*rsa.PublicKey, error) {
 		return nil, refuse("RSA keys need at least %d bits, got %d", minRSAModulusBits, n.BitLen())
 	}
 	if n.Bit(0) == 0 || e.Cmp(big.NewInt(2)) < 0 || e.BitLen() > 31 {
-		return nil, refuse("unusable RSA key")
+		return nil, refuse("unusable RSA key: Go needs an odd modulus and an exponent from 2 to 2^31 - 1")
 	}
 	return &rsa.PublicKey{N: n, E: int(e.Int64())}, nil
 }
