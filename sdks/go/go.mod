@@ -1,0 +1,3 @@
+module github.com/licensing-platform/licensing/sdks/go
+
+go 1.19
