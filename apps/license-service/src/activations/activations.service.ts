@@ -41,6 +41,7 @@ import {
 } from './activation.mapper';
 import { ACTIVATION_WINDOW_MS, ensureFreeSeat, ensureUnderActivationCap, seatLimit } from './seats';
 import { recordLicenseChange } from '../licenses/record-license-change';
+import { SeatStatements, seatStatements } from './seat-statements';
 
 /** What takes a seat: the online route, or an air-gapped request whose file lives `ttlSeconds`. */
 interface SeatRequest {
@@ -57,12 +58,16 @@ interface SeatRequest {
  */
 @Injectable()
 export class ActivationsService {
+  private readonly statements: SeatStatements;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly signer: LicenseSigner,
     private readonly credentials: CredentialsService,
     private readonly checkouts: LicenseCheckoutService,
-  ) {}
+  ) {
+    this.statements = seatStatements(dataSource);
+  }
 
   /**
    * Takes a seat. Asked with a license token, the answer carries a new machine token for the
@@ -73,6 +78,8 @@ export class ActivationsService {
     dto: CreateActivationDto,
     reach: CredentialReach,
   ): Promise<ActivationCreatedReply> {
+    const held = reach.kind === 'organization' ? await this.heldSeat(orgId, dto) : undefined;
+    if (held) return { activation: toActivationView(held), created: false };
     const { reply, ended } = await this.dataSource.transaction(async (manager) => {
       const seat = await this.takeSeat(manager, orgId, { dto, reach }, new Date());
       const { activation, created } = seat;
@@ -88,6 +95,29 @@ export class ActivationsService {
     for (const tokenHash of ended) this.credentials.tokenRevoked(tokenHash);
     if (reply.created) Metrics.activationsCreated.inc();
     return reply;
+  }
+
+  /**
+   * The machine's live seat, when asking again changes nothing: the license is active, its binding
+   * accepts the machine (or it needs none), and the machine's activation has not lapsed. One read,
+   * without a transaction or a lock: nothing is written, and the rows it reads are one snapshot, so
+   * the answer is the one the locked path would give at that instant. Anything else (a new seat, a
+   * lapsed one, a refusal, a first binding) is left to `takeSeat`, which decides it under the lock.
+   * A license token never comes here: its activation always gets a new machine token.
+   */
+  private async heldSeat(orgId: string, dto: CreateActivationDto): Promise<ActivationEntity | undefined> {
+    const row =
+      dto.license_id !== undefined
+        ? await this.statements.heldSeatById([dto.license_id, orgId, dto.fingerprint])
+        : await this.statements.heldSeatBySerial([dto.license_key!, orgId, dto.fingerprint]);
+    const activation = row?.activation;
+    if (!row || !activation) return undefined;
+    const now = new Date();
+    const license = { status: row.licenseStatus, validUntil: row.licenseValidUntil };
+    if (effectiveStatus(license, now) !== 'active' || isLapsed(activation, now)) return undefined;
+    const binding = row.hardwareBinding;
+    const accepted = binding ? binding.fingerprint === dto.fingerprint : row.licenseType !== 'node_locked';
+    return accepted ? activation : undefined;
   }
 
   /**
@@ -239,38 +269,33 @@ export class ActivationsService {
     return { activations: activations.map(toActivationView), total };
   }
 
-  heartbeat(orgId: string, id: string, reach: CredentialReach): Promise<ActivationView> {
-    return this.dataSource.transaction(async (manager) => {
-      const now = new Date();
-      const activation = await lockReachable(manager, orgId, id, reach);
-      if (!activation) throw DomainError.notFound('Activation', id);
-      const license = await manager.findOneByOrFail(LicenseEntity, { id: activation.licenseId });
-      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
-      const terms = termsOf(product, await policyOf(manager, license));
-      // Past its deadline and its policy's grace, an activation no longer holds its seat, which
-      // another machine may have taken: it cannot be revived, the machine activates again.
-      if (!holdsPlace(activation, terms.graceSeconds, now)) throw DomainError.notFound('Activation', id);
-      if (activation.machineKey !== null) {
-        throw new DomainError(
-          'conflict',
-          `Activation ${id} is an offline activation: it lasts until its file expires and is renewed offline`,
-        );
-      }
-      if (effectiveStatus(license, now) !== 'active') {
-        throw new DomainError(
-          'license_not_active',
-          `License ${license.id} is ${effectiveStatus(license, now)}`,
-        );
-      }
-      activation.lastHeartbeatAt = now;
-      activation.expiresAt = heartbeatDeadline(terms.heartbeatInterval, now);
-      await manager.update(
-        ActivationEntity,
-        { id },
-        { lastHeartbeatAt: activation.lastHeartbeatAt, expiresAt: activation.expiresAt },
+  /**
+   * Moves the deadline of an online activation that still holds its place (by its policy's grace),
+   * of an active license, in one statement (`SeatStatements.heartbeat`). When it moved nothing, the
+   * row it found says why, in the order of the checks: gone or lapsed (404), offline (409), license
+   * not active.
+   */
+  async heartbeat(orgId: string, id: string, reach: CredentialReach): Promise<ActivationView> {
+    if (reach.kind === 'machine' && id !== reach.activation_id) throw DomainError.notFound('Activation', id);
+    const now = new Date();
+    const licenseId = reach.kind === 'organization' ? null : reach.license_id;
+    const row = await this.statements.heartbeat([id, orgId, licenseId, now]);
+    if (!row) throw DomainError.notFound('Activation', id);
+    if (row.activation) return toActivationView(row.activation);
+    // Past its deadline and its policy's grace, an activation no longer holds its seat, which
+    // another machine may have taken: it cannot be revived, the machine activates again.
+    if (!holdsPlace(row, row.graceSeconds, now)) throw DomainError.notFound('Activation', id);
+    if (row.machineKey !== null) {
+      throw new DomainError(
+        'conflict',
+        `Activation ${id} is an offline activation: it lasts until its file expires and is renewed offline`,
       );
-      return toActivationView(activation);
-    });
+    }
+    const status = effectiveStatus({ status: row.licenseStatus, validUntil: row.licenseValidUntil }, now);
+    if (status !== 'active')
+      throw new DomainError('license_not_active', `License ${row.licenseId} is ${status}`);
+    // Found in time, but it lapsed (or went) before the update held its lock.
+    throw DomainError.notFound('Activation', id);
   }
 
   /**
