@@ -29,7 +29,7 @@ declare module 'fastify' {
 
 /**
  * Serves a hot route (check-revocation, sync, verify, validate, the GETs of one resource, license
- * create) from Fastify's preHandler, past Nest's router, guards, pipes, interceptors and rxjs, which
+ * create, activation create and heartbeat) from Fastify's preHandler, past Nest's router, guards, pipes, interceptors and rxjs, which
  * cost a third of the gateway's CPU on those routes (bench/README.md). The route stays a Nest route,
  * so the route table, its Fastify config and the OpenAPI document are unchanged, and it does what
  * the Nest pipeline does, with the same functions: authorization (`authorize`), the platform's
