@@ -59,8 +59,9 @@ interface SeatRequest {
 }
 
 /**
- * Machine seats. Every activation of a license first takes that license's row lock, so counting
- * the seats in use and taking one are a single step: 50 machines racing for 5 seats get exactly 5.
+ * Machine seats. Every activation that may take or change a seat first takes the license's row
+ * lock, so counting the seats in use and taking one are a single step: 50 machines racing for 5
+ * seats get exactly 5. Only a machine whose seat is already live is answered without it (`heldSeat`).
  * A license or machine token reaches its own license (or activation) only: anything else is
  * answered as if it did not exist, as for another organization.
  */
@@ -162,7 +163,7 @@ export class ActivationsService {
       now,
       new Date(now.getTime() - ACTIVATION_WINDOW_MS),
     );
-    // Naming its own license by id and another by key finds nothing either: not found.
+    // A license of another organization, or not the token's own, is not found either.
     if (!locked) throw DomainError.notFound('License', dto.license_id ?? dto.license_key);
     const { license, product, existing } = locked;
     if (effectiveStatus(license, now) !== 'active') {
