@@ -156,9 +156,17 @@ export function registerDirectRoutes(app: NestFastifyApplication, enabled: boole
     return handler;
   };
   // Nest's order: the global validation pipe, then the parameter's own pipes.
-  const argumentsOf = async (request: FastifyRequest, params: DirectParam[]): Promise<unknown[]> => {
+  const argumentsOf = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    params: DirectParam[],
+  ): Promise<unknown[]> => {
     const args: unknown[] = [];
     for (const { index, from, name, pipes, metatype } of params) {
+      if (from === 'reply') {
+        args[index] = reply;
+        continue;
+      }
       const raw = from === 'body' ? (request.body ?? {}) : (request.params as Record<string, string>)[name!];
       const metadata = { type: from, metatype, data: name } as const;
       let value: unknown = await validation.transform(raw, metadata);
@@ -179,15 +187,17 @@ export function registerDirectRoutes(app: NestFastifyApplication, enabled: boole
       try {
         await authorize(request, organizations);
         if (config.signed_answer) await prepareSignedAnswer(request, responseKeys);
-        const args = await argumentsOf(request, target.params);
+        const args = await argumentsOf(request, reply, target.params);
         const { call, status } = handlerOf(target);
         const store = contextOf(request);
+        // Set before the call, as Nest does, so that a method given the reply may answer another.
+        void reply.code(status);
         // Traced, the request's span is the active one for the bus requests the handler makes.
         const result = await (tracing.enabled
           ? inRequestSpan(request, () => requestContext.run(store, () => call(...args)))
           : requestContext.run(store, () => call(...args)));
         // The reply serializer sends a forwarded answer's JSON text as it came; `onSend` signs it.
-        return reply.code(status).send(result);
+        return reply.send(result);
       } catch (error) {
         answerFailure(request, reply, error);
         return reply;

@@ -1,4 +1,4 @@
-import { Body, Get, Param, Post, Query } from '@nestjs/common';
+import { Body, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { FASTIFY_ROUTE_CONFIG_METADATA } from '@nestjs/platform-fastify/constants';
 import { IdDto } from '@licensing/contracts';
 import { Direct } from './direct';
@@ -45,6 +45,31 @@ describe('@Direct()', () => {
         }
       }
       return Controller;
-    }).toThrow('@Direct() Controller.list may take only its @Body() and @Param(name)s');
+    }).toThrow(
+      '@Direct() Controller.list may take only its @Body(), @Param(name)s and @Res({ passthrough: true })',
+    );
+  });
+
+  it('passes the reply to a method that takes it passed through, and refuses one that answers by itself', () => {
+    class Controller {
+      @Post()
+      @Direct()
+      create(@Body() dto: IdDto, @Res({ passthrough: true }) _reply: unknown): IdDto {
+        return dto;
+      }
+    }
+    expect(Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, Controller.prototype.create)).toMatchObject({
+      direct: {
+        params: expect.arrayContaining([{ index: 1, from: 'reply', pipes: [], metatype: undefined }]),
+      },
+    });
+    expect(() => {
+      class Answering {
+        @Post()
+        @Direct()
+        create(@Res() _reply: unknown): void {}
+      }
+      return Answering;
+    }).toThrow('@Direct() Answering.create may take only');
   });
 });

@@ -19,10 +19,11 @@ import {
   ProcessListView,
   ProcessView,
 } from '@licensing/contracts';
-import { BusClient } from '@licensing/shared/messaging';
+import { BusClient, JsonText } from '@licensing/shared/messaging';
 import { ApiProblems } from '../http/api-problems';
 import { Operation } from '../http/operation';
 import { Answers } from '../http/answers';
+import { Direct } from '../http/direct';
 import { routes, uuidParam } from '../http/routes';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { CHECKOUT_DESCRIPTION } from './licenses.controller';
@@ -77,6 +78,7 @@ export class ActivationsController {
     ['forbidden', 'binding a node-locked license needs its license token or an admin key'],
     ['rate_limited', 'the license was granted its cap of activations in the last 24 h'],
   )
+  @Direct()
   async create(
     @Body() dto: CreateActivationDto,
     @Res({ passthrough: true }) reply: FastifyReply,
@@ -194,8 +196,9 @@ export class ActivationsController {
     ['not_found', 'the activation does not exist in the organization, or has lapsed'],
     ['license_not_active', 'the license is revoked, suspended or expired'],
   )
-  heartbeat(@Param('id', uuidParam) id: string): Promise<ActivationView> {
-    return this.bus.send(Messages.activation.heartbeat, { id });
+  @Direct()
+  heartbeat(@Param('id', uuidParam) id: string): Promise<JsonText<ActivationView>> {
+    return this.bus.forward(Messages.activation.heartbeat, { id });
   }
 
   @Post(':id/processes')

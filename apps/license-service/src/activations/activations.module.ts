@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { EventsModule } from '@licensing/shared/events';
 import { CredentialsModule } from '../credentials/credentials.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { ActivationExpirySweeper } from './activation-expiry.sweeper';
@@ -10,7 +11,7 @@ import { ProcessesService } from './processes.service';
 
 /** Machine seats (activations with heartbeats), their processes, and validate-by-key. */
 @Module({
-  imports: [LicensesModule, CredentialsModule],
+  imports: [LicensesModule, CredentialsModule, EventsModule],
   controllers: [ActivationsController],
   providers: [
     ActivationsService,

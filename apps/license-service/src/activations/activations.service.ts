@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 
-import { DataSource, EntityManager, FindOptionsWhere, IsNull, MoreThan } from 'typeorm';
+import { DataSource, EntityManager, FindOptionsWhere } from 'typeorm';
 import {
   ActivationCreatedReply,
   ActivationListView,
@@ -17,7 +17,16 @@ import {
 } from '@licensing/contracts';
 import { pageWindow } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
-import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
+import {
+  OutboxRelay,
+  auditChanges,
+  auditRow,
+  eventRow,
+  outboxChannel,
+  outboxTraceContext,
+  recordAudit,
+  recordEvent,
+} from '@licensing/shared/events';
 import { CredentialReach } from '@licensing/shared/logging';
 import { Metrics } from '@licensing/shared/metrics';
 import { CatalogProductEntity } from '../catalog/catalog-product.entity';
@@ -28,7 +37,6 @@ import { loadEntitlements } from '../entitlements/license-entitlements';
 import { toLicenseView } from '../licenses/license.mapper';
 import { CredentialsService } from '../credentials/credentials.service';
 import { newToken } from '../credentials/tokens';
-import { ActivationGrantEntity } from './activation-grant.entity';
 import { ActivationEntity } from './activation.entity';
 import { PolicyEntity } from '../policies/policy.entity';
 import { termsOf } from '../policies/license-terms';
@@ -41,6 +49,7 @@ import {
 } from './activation.mapper';
 import { ACTIVATION_WINDOW_MS, ensureFreeSeat, ensureUnderActivationCap, seatLimit } from './seats';
 import { recordLicenseChange } from '../licenses/record-license-change';
+import { LicenseRef, SeatStatements, seatStatements } from './seat-statements';
 
 /** What takes a seat: the online route, or an air-gapped request whose file lives `ttlSeconds`. */
 interface SeatRequest {
@@ -50,19 +59,27 @@ interface SeatRequest {
 }
 
 /**
- * Machine seats. Every activation of a license first takes that license's row lock, so counting
- * the seats in use and taking one are a single step: 50 machines racing for 5 seats get exactly 5.
+ * Machine seats. Every activation that may take or change a seat first takes the license's row
+ * lock, so counting the seats in use and taking one are a single step: 50 machines racing for 5
+ * seats get exactly 5. Only a machine whose seat is already live is answered without it (`heldSeat`).
  * A license or machine token reaches its own license (or activation) only: anything else is
  * answered as if it did not exist, as for another organization.
  */
 @Injectable()
 export class ActivationsService {
+  private readonly statements: SeatStatements;
+  private readonly outboxChannel: string;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly signer: LicenseSigner,
     private readonly credentials: CredentialsService,
     private readonly checkouts: LicenseCheckoutService,
-  ) {}
+    private readonly relay: OutboxRelay,
+  ) {
+    this.statements = seatStatements(dataSource);
+    this.outboxChannel = outboxChannel((dataSource.options as { schema?: string }).schema);
+  }
 
   /**
    * Takes a seat. Asked with a license token, the answer carries a new machine token for the
@@ -73,6 +90,8 @@ export class ActivationsService {
     dto: CreateActivationDto,
     reach: CredentialReach,
   ): Promise<ActivationCreatedReply> {
+    const held = reach.kind === 'organization' ? await this.heldSeat(orgId, dto) : undefined;
+    if (held) return { activation: toActivationView(held), created: false };
     const { reply, ended } = await this.dataSource.transaction(async (manager) => {
       const seat = await this.takeSeat(manager, orgId, { dto, reach }, new Date());
       const { activation, created } = seat;
@@ -86,8 +105,31 @@ export class ActivationsService {
       };
     });
     for (const tokenHash of ended) this.credentials.tokenRevoked(tokenHash);
-    if (reply.created) Metrics.activationsCreated.inc();
+    if (reply.created) {
+      this.wakeRelay();
+      Metrics.activationsCreated.inc();
+    }
     return reply;
+  }
+
+  /**
+   * The machine's live seat, when asking again changes nothing: the license is active, its binding
+   * accepts the machine (or it needs none), and the machine's activation has not lapsed. One read,
+   * without a transaction or a lock: nothing is written, and the rows it reads are one snapshot, so
+   * the answer is the one the locked path would give at that instant. Anything else (a new seat, a
+   * lapsed one, a refusal, a first binding) is left to `takeSeat`, which decides it under the lock.
+   * A license token never comes here: its activation always gets a new machine token.
+   */
+  private async heldSeat(orgId: string, dto: CreateActivationDto): Promise<ActivationEntity | undefined> {
+    const row = await this.statements.heldSeat(orgId, licenseRef(dto), dto.fingerprint);
+    const activation = row?.activation;
+    if (!row || !activation) return undefined;
+    const now = new Date();
+    const license = { status: row.licenseStatus, validUntil: row.licenseValidUntil };
+    if (effectiveStatus(license, now) !== 'active' || isLapsed(activation, now)) return undefined;
+    const binding = row.hardwareBinding;
+    const accepted = binding ? binding.fingerprint === dto.fingerprint : row.licenseType !== 'node_locked';
+    return accepted ? activation : undefined;
   }
 
   /**
@@ -112,24 +154,30 @@ export class ActivationsService {
     product: CatalogProductEntity;
     endedToken: string | null;
   }> {
-    const license = await this.lockLicense(manager, orgId, dto, reach);
+    const locked = await this.statements.lockSeat(
+      manager,
+      orgId,
+      licenseRef(dto),
+      reach.kind === 'organization' ? null : reach.license_id,
+      dto.fingerprint,
+      now,
+      new Date(now.getTime() - ACTIVATION_WINDOW_MS),
+    );
+    // A license of another organization, or not the token's own, is not found either.
+    if (!locked) throw DomainError.notFound('License', dto.license_id ?? dto.license_key);
+    const { license, product, existing } = locked;
     if (effectiveStatus(license, now) !== 'active') {
       throw new DomainError(
         'license_not_active',
         `License ${license.id} is ${effectiveStatus(license, now)}`,
       );
     }
-    const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
-    const terms = termsOf(product, await policyOf(manager, license));
+    const terms = termsOf(product, locked.policy);
     await this.checkBinding(manager, license, product, dto.fingerprint, reach, now);
     const expiresAt = offline
       ? offlineDeadline(offline.ttlSeconds, license.validUntil, now)
       : heartbeatDeadline(terms.heartbeatInterval, now);
 
-    const existing = await manager.findOne(ActivationEntity, {
-      where: { licenseId: license.id, fingerprint: dto.fingerprint },
-      lock: { mode: 'pessimistic_write' },
-    });
     if (existing && !isLapsed(existing, now)) {
       if (!offline) return { activation: existing, created: false, license, product, endedToken: null };
       if (existing.machineKey !== offline.machineKey) {
@@ -157,15 +205,10 @@ export class ActivationsService {
     if (existing) await this.expire(manager, existing, now);
     const endedToken = existing?.tokenHash ?? null;
 
-    // Activations that hold a seat only: one past its deadline and its grace (holdsPlace) holds none.
-    const inUse = await manager.count(ActivationEntity, {
-      where: [
-        { licenseId: license.id, expiresAt: IsNull() },
-        { licenseId: license.id, expiresAt: MoreThan(new Date(now.getTime() - terms.graceSeconds * 1000)) },
-      ],
-    });
-    ensureFreeSeat(license.id, inUse, seatLimit(license, product, terms.overage));
-    await this.grant(manager, license, now);
+    // The seats other machines hold (the machine's own row, lapsed, holds none) and the grants of
+    // the cap's window were counted under the license's lock: concurrent activations count exactly.
+    ensureFreeSeat(license.id, locked.seatsTaken, seatLimit(license, product, terms.overage));
+    ensureUnderActivationCap(license, locked.granted, locked.oldestGrant, now);
     const activation = Object.assign(new ActivationEntity(), {
       id: randomUUID(),
       orgId,
@@ -180,10 +223,9 @@ export class ActivationsService {
       machineKey: offline?.machineKey ?? null,
       tokenHash: null,
     });
-    await manager.insert(ActivationEntity, activation);
     const view = toActivationView(activation);
-    await recordEvent(manager, { type: 'activation.created', orgId, data: view, occurredAt: now });
-    await recordAudit(manager, {
+    const { row: event } = eventRow({ type: 'activation.created', orgId, data: view, occurredAt: now });
+    const audit = auditRow({
       orgId,
       action: 'created',
       resourceType: 'activation',
@@ -191,23 +233,23 @@ export class ActivationsService {
       changes: auditChanges(null, view),
       occurredAt: now,
     });
+    // The activation, its grant, its event and its audit entry in one statement. This process's
+    // relay is woken after the commit (`wakeRelay`) rather than notified: a notification makes
+    // PostgreSQL serialize the commits of every notifying transaction. Without a relay running
+    // here, the other processes' relays are notified.
+    await this.statements.insertSeat(manager, {
+      activation,
+      grantId: randomUUID(),
+      outbox: audit ? [event, audit] : [event],
+      traceContext: outboxTraceContext(),
+      notifyChannel: this.relay.isRunning ? null : this.outboxChannel,
+    });
     return { activation, created: true, license, product, endedToken };
   }
 
-  /**
-   * Counts a new seat against the license's cap of activations in 24 h, under the license's row
-   * lock that the caller holds, so that concurrent activations count exactly.
-   */
-  private async grant(manager: EntityManager, license: LicenseEntity, now: Date): Promise<void> {
-    const since = new Date(now.getTime() - ACTIVATION_WINDOW_MS);
-    const window = await manager
-      .createQueryBuilder(ActivationGrantEntity, 'grant')
-      .select('count(*)::int', 'granted')
-      .addSelect('min(grant.created_at)', 'oldest')
-      .where('grant.license_id = :licenseId AND grant.created_at > :since', { licenseId: license.id, since })
-      .getRawOne<{ granted: number; oldest: Date | null }>();
-    ensureUnderActivationCap(license, window?.granted ?? 0, window?.oldest ?? null, now);
-    await manager.insert(ActivationGrantEntity, { id: randomUUID(), licenseId: license.id, createdAt: now });
+  /** Once a new seat has committed: this process's relay publishes its event and audit entry now. */
+  wakeRelay(): void {
+    if (this.relay.isRunning) this.relay.signal();
   }
 
   /**
@@ -239,38 +281,33 @@ export class ActivationsService {
     return { activations: activations.map(toActivationView), total };
   }
 
-  heartbeat(orgId: string, id: string, reach: CredentialReach): Promise<ActivationView> {
-    return this.dataSource.transaction(async (manager) => {
-      const now = new Date();
-      const activation = await lockReachable(manager, orgId, id, reach);
-      if (!activation) throw DomainError.notFound('Activation', id);
-      const license = await manager.findOneByOrFail(LicenseEntity, { id: activation.licenseId });
-      const product = await manager.findOneByOrFail(CatalogProductEntity, { id: license.productId });
-      const terms = termsOf(product, await policyOf(manager, license));
-      // Past its deadline and its policy's grace, an activation no longer holds its seat, which
-      // another machine may have taken: it cannot be revived, the machine activates again.
-      if (!holdsPlace(activation, terms.graceSeconds, now)) throw DomainError.notFound('Activation', id);
-      if (activation.machineKey !== null) {
-        throw new DomainError(
-          'conflict',
-          `Activation ${id} is an offline activation: it lasts until its file expires and is renewed offline`,
-        );
-      }
-      if (effectiveStatus(license, now) !== 'active') {
-        throw new DomainError(
-          'license_not_active',
-          `License ${license.id} is ${effectiveStatus(license, now)}`,
-        );
-      }
-      activation.lastHeartbeatAt = now;
-      activation.expiresAt = heartbeatDeadline(terms.heartbeatInterval, now);
-      await manager.update(
-        ActivationEntity,
-        { id },
-        { lastHeartbeatAt: activation.lastHeartbeatAt, expiresAt: activation.expiresAt },
+  /**
+   * Moves the deadline of an online activation that still holds its place (by its policy's grace),
+   * of an active license, in one statement (`SeatStatements.heartbeat`). When it moved nothing, the
+   * row it found says why, in the order of the checks: gone or lapsed (404), offline (409), license
+   * not active.
+   */
+  async heartbeat(orgId: string, id: string, reach: CredentialReach): Promise<ActivationView> {
+    if (reach.kind === 'machine' && id !== reach.activation_id) throw DomainError.notFound('Activation', id);
+    const now = new Date();
+    const licenseId = reach.kind === 'organization' ? null : reach.license_id;
+    const row = await this.statements.heartbeat(id, orgId, licenseId, now);
+    if (!row) throw DomainError.notFound('Activation', id);
+    if (row.activation) return toActivationView(row.activation);
+    // Past its deadline and its policy's grace, an activation no longer holds its seat, which
+    // another machine may have taken: it cannot be revived, the machine activates again.
+    if (!holdsPlace(row, row.graceSeconds, now)) throw DomainError.notFound('Activation', id);
+    if (row.machineKey !== null) {
+      throw new DomainError(
+        'conflict',
+        `Activation ${id} is an offline activation: it lasts until its file expires and is renewed offline`,
       );
-      return toActivationView(activation);
-    });
+    }
+    const status = effectiveStatus({ status: row.licenseStatus, validUntil: row.licenseValidUntil }, now);
+    if (status !== 'active')
+      throw new DomainError('license_not_active', `License ${row.licenseId} is ${status}`);
+    // Found in time, but it lapsed (or went) before the update held its lock.
+    throw DomainError.notFound('Activation', id);
   }
 
   /**
@@ -335,25 +372,6 @@ export class ActivationsService {
       data: toActivationView(activation),
       occurredAt: now,
     });
-  }
-
-  private async lockLicense(
-    manager: EntityManager,
-    orgId: string,
-    dto: CreateActivationDto,
-    reach: CredentialReach,
-  ): Promise<LicenseEntity> {
-    const where =
-      dto.license_id !== undefined ? { id: dto.license_id, orgId } : { serial: dto.license_key!, orgId };
-    const license = await manager.findOne(LicenseEntity, {
-      where: reach.kind === 'organization' ? where : { ...where, id: reach.license_id },
-      lock: { mode: 'pessimistic_write' },
-    });
-    // Naming its own license by id and another by key would find nothing above: not found either.
-    if (!license || (dto.license_id !== undefined && license.id !== dto.license_id)) {
-      throw DomainError.notFound('License', dto.license_id ?? dto.license_key);
-    }
-    return license;
   }
 
   /**
@@ -424,6 +442,11 @@ async function findReachable(
   const where: FindOptionsWhere<ActivationEntity> =
     reach.kind === 'license' ? { id, orgId, licenseId: reach.license_id } : { id, orgId };
   return manager.findOne(ActivationEntity, lock ? { where, lock: { mode: 'pessimistic_write' } } : { where });
+}
+
+/** The license a request names: by id when it gives one, else by key (as the locked path always read it). */
+function licenseRef(dto: CreateActivationDto): LicenseRef {
+  return dto.license_id !== undefined ? { id: dto.license_id } : { serial: dto.license_key! };
 }
 
 /** The license's policy, as it is now; null for a license without one. */

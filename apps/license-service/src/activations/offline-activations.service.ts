@@ -115,7 +115,10 @@ export class OfflineActivationsService {
       return { reply: answer, endedToken };
     });
     this.credentials.tokenRevoked(endedToken);
-    if (reply.created) Metrics.activationsCreated.inc();
+    if (reply.created) {
+      this.activations.wakeRelay();
+      Metrics.activationsCreated.inc();
+    }
     return reply;
   }
 
