@@ -117,6 +117,21 @@ async function vacuum(databaseUrl) {
   await withPg(databaseUrl, (pg) => pg.query('VACUUM (ANALYZE)'));
 }
 
+/**
+ * Frees the seats an earlier run's activation scenario left (and their grants, which the 24-hour
+ * cap counts), so that the platform starts from no seats, as the reference does.
+ */
+async function freeBenchSeats(databaseUrl) {
+  await withPg(databaseUrl, (pg) =>
+    pg.query(
+      `WITH gone AS (DELETE FROM license.activations WHERE fingerprint LIKE 'bench-seat-%' RETURNING license_id)
+       DELETE FROM license.activation_grants g WHERE g.license_id IN (SELECT license_id FROM gone)
+         AND NOT EXISTS (SELECT 1 FROM license.activations a
+                          WHERE a.license_id = g.license_id AND a.fingerprint NOT LIKE 'bench-seat-%')`,
+    ),
+  );
+}
+
 async function settle(pids, maxMs) {
   if (pids.length === 0) return sleep(1000);
   const deadline = Date.now() + maxMs;
@@ -342,6 +357,7 @@ async function run(options, cleanup) {
     // The smoke (CI) measures nothing: it neither waits for the platform to settle nor vacuums.
     if (!options.smoke) await settle(platformPids, 20_000);
     // The harness's own database only: what autovacuum would have done since the last load.
+    if (!options.url && scenario.name === 'activation') await freeBenchSeats(databaseUrl);
     if (!options.url && !options.smoke) await vacuum(databaseUrl);
     const row = { name: scenario.name, label: scenario.label, target: scenario.target };
     const ours = [];
