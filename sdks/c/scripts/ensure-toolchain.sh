@@ -31,5 +31,10 @@ fi
 
 echo "ensure-toolchain: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-"${run[@]}" apt-get update -qq >/dev/null
-"${run[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# One installer at a time, shared with the other SDKs' scripts: jest runs their specs in parallel,
+# and apt-get fails at once when another holds its lock.
+(
+  flock -w 600 9
+  "${run[@]}" apt-get update -qq >/dev/null
+  "${run[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+) 9>/tmp/licensing-sdk-ensure-toolchain.lock

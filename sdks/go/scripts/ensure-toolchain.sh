@@ -26,10 +26,16 @@ fi
 
 export DEBIAN_FRONTEND=noninteractive
 echo "ensure-toolchain: installing golang-go" >&2
-if ! $SUDO apt-get install -y -qq golang-go >/dev/null; then
-  $SUDO apt-get update -qq >/dev/null
-  $SUDO apt-get install -y -qq golang-go >/dev/null
-fi
+# One installer at a time, shared with the other SDKs' scripts: jest runs their specs in parallel,
+# and apt-get fails at once when another holds its lock. Go may have arrived while this waited.
+(
+  flock -w 600 9
+  command -v go >/dev/null 2>&1 && exit 0
+  if ! $SUDO apt-get install -y -qq golang-go >/dev/null; then
+    $SUDO apt-get update -qq >/dev/null
+    $SUDO apt-get install -y -qq golang-go >/dev/null
+  fi
+) 9>/tmp/licensing-sdk-ensure-toolchain.lock
 
 if ! command -v go >/dev/null 2>&1; then
   echo "ensure-toolchain: golang-go is installed but go is not on the PATH" >&2
