@@ -133,7 +133,7 @@ type CheckoutOptions struct {
 // StoredActivation is this machine's activation as the client keeps it between runs.
 type StoredActivation struct {
 	// LicenseKey is the serial it is an activation of.
-	LicenseKey string     `json:"license_key"`
+	LicenseKey string           `json:"license_key"`
 	Activation OnlineActivation `json:"activation"`
 	// MachineToken is its machine token (mt_…), nil when an API key activated.
 	// It is a secret: keep it like a password.
