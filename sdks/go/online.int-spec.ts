@@ -101,8 +101,8 @@ describe('the Go SDK online client against the platform', () => {
     expect(await syncs()).toBe(1);
     // License B was not touched: no seat, no report.
     expect((await org.api.get(`/api/v1/activations?license_id=${other.id}`)).body.total).toBe(0);
-    expect(
-      ((await org.api.get(`/api/v1/licenses/${other.id}/usage`)).body as { syncs: number }).syncs,
-    ).toBe(0);
+    expect(((await org.api.get(`/api/v1/licenses/${other.id}/usage`)).body as { syncs: number }).syncs).toBe(
+      0,
+    );
   }, 300_000);
 });
