@@ -171,6 +171,9 @@ type ClientOptions struct {
 	APIKey string
 	// LicenseKey is the license key: its serial.
 	LicenseKey string
+	// LicenseID is the license's id, for check-in and a license's checkout without a seat.
+	// It is optional: the seat, or a validate that finds the seat, tells it too.
+	LicenseID string
 	// Fingerprint is this machine's, for seats and node-locked licenses.
 	Fingerprint string
 	Hostname    string
@@ -240,6 +243,10 @@ func (e *ClientError) Offline() bool {
 // ErrNoActivation is returned by calls that need a seat, before Activate.
 var ErrNoActivation = errors.New("licensing: activate first")
 
+// ErrNoLicenseID is returned by CheckIn and Checkout when the license's id is not known:
+// set ClientOptions.LicenseID, or Activate first.
+var ErrNoLicenseID = errors.New("licensing: the license's id is not known: set ClientOptions.LicenseID or activate first")
+
 // ErrNoFingerprint is returned by calls that need ClientOptions.Fingerprint.
 var ErrNoFingerprint = errors.New("licensing: this call needs ClientOptions.Fingerprint")
 
@@ -264,8 +271,10 @@ type Client struct {
 	machineToken     string
 	licenseID        string
 	heartbeatErr     error
-	stopHeartbeat    context.CancelFunc
-	heartbeatDone    chan struct{}
+	// heartbeatMu makes one StartHeartbeat or StopHeartbeat run at a time.
+	heartbeatMu   sync.Mutex
+	stopHeartbeat context.CancelFunc
+	heartbeatDone chan struct{}
 }
 
 // NewClient checks the options and makes a client.
@@ -328,18 +337,18 @@ func (c *Client) Validate(ctx context.Context) (LicenseState, error) {
 	}
 	return c.answered(func() (StatusCode, *string, error) {
 		var result struct {
-			Code    string `json:"code"`
-			Detail  string `json:"detail"`
-			License *struct {
-				ID string `json:"id"`
-			} `json:"license"`
+			Code       string `json:"code"`
+			Detail     string `json:"detail"`
+			Activation *struct {
+				LicenseID string `json:"license_id"`
+			} `json:"activation"`
 		}
 		if err := c.asMachine(ctx, http.MethodPost, "/v1/licenses/validate", body, true, &result); err != nil {
 			return "", nil, err
 		}
-		if result.License != nil && result.License.ID != "" {
+		if result.Activation != nil && result.Activation.LicenseID != "" {
 			c.mu.Lock()
-			c.licenseID = result.License.ID
+			c.licenseID = result.Activation.LicenseID
 			c.mu.Unlock()
 		}
 		return statusOfCode(result.Code), &result.Detail, nil
@@ -472,7 +481,9 @@ func (c *Client) StartHeartbeat(ctx context.Context, onError func(error)) error 
 	if _, err := c.activationID(); err != nil {
 		return err
 	}
-	c.StopHeartbeat()
+	c.heartbeatMu.Lock()
+	defer c.heartbeatMu.Unlock()
+	c.stopHeartbeatLocked()
 	beatCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	c.mu.Lock()
@@ -505,6 +516,12 @@ func (c *Client) StartHeartbeat(ctx context.Context, onError func(error)) error 
 
 // StopHeartbeat stops the heartbeat goroutine and waits for it to end.
 func (c *Client) StopHeartbeat() {
+	c.heartbeatMu.Lock()
+	defer c.heartbeatMu.Unlock()
+	c.stopHeartbeatLocked()
+}
+
+func (c *Client) stopHeartbeatLocked() {
 	c.mu.Lock()
 	cancel, done := c.stopHeartbeat, c.heartbeatDone
 	c.stopHeartbeat, c.heartbeatDone = nil, nil
@@ -543,8 +560,8 @@ func (c *Client) Deactivate(ctx context.Context) error {
 
 // CheckIn records that the application is in touch now.
 // A license whose policy sets a check-in interval validates as overdue without one.
-// It needs the license's id: it comes from the activation or the last validate.
-// Without either, CheckIn validates first.
+// It needs the license's id: ClientOptions.LicenseID, the seat's, or one a validate found.
+// Without any, CheckIn validates first: a seat of this machine tells it.
 func (c *Client) CheckIn(ctx context.Context) (CheckIn, error) {
 	id, err := c.licenseIDOf(ctx)
 	if err != nil {
@@ -650,6 +667,9 @@ func (c *Client) licenseIDOf(ctx context.Context) (string, error) {
 	c.mu.Lock()
 	id := c.licenseID
 	c.mu.Unlock()
+	if id == "" {
+		id = c.options.LicenseID
+	}
 	if id != "" {
 		return id, nil
 	}
@@ -660,14 +680,17 @@ func (c *Client) licenseIDOf(ctx context.Context) (string, error) {
 	c.mu.Lock()
 	id = c.licenseID
 	c.mu.Unlock()
-	if id == "" {
-		detail := "the license is not known"
+	if id != "" {
+		return id, nil
+	}
+	if state.Status == StatusNotFound {
+		detail := "the license does not exist"
 		if state.Detail != nil {
 			detail = *state.Detail
 		}
-		return "", &ClientError{Code: string(state.Status), Message: detail}
+		return "", &ClientError{Code: string(state.Status), Message: detail, Status: http.StatusOK}
 	}
-	return id, nil
+	return "", ErrNoLicenseID
 }
 
 func (c *Client) heartbeatDelay() time.Duration {

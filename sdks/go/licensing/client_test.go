@@ -477,9 +477,9 @@ func TestHeartbeatGoroutine(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	// Canceling the context stops it.
+	// Canceling the context stops it. StopHeartbeat then waits for the goroutine to end.
 	cancel()
-	time.Sleep(20 * time.Millisecond)
+	c.StopHeartbeat()
 	stopped := len(s.requests())
 	time.Sleep(100 * time.Millisecond)
 	if len(s.requests()) != stopped {
@@ -524,7 +524,7 @@ func TestHeartbeatDelayFollowsTheSeatsLifetime(t *testing.T) {
 }
 
 func TestCheckInAndCheckoutFindTheLicense(t *testing.T) {
-	valid := `{"valid":true,"code":"VALID","detail":"ok","license":{"id":"11111111-1111-4111-8111-111111111111"}}`
+	valid := `{"valid":true,"code":"VALID","detail":"ok","license":{"serial":"LIC-1"},"activation":` + seat + `}`
 	checkout := `{"license_blob":"bm90IGEgbGljZW5zZQ==","issued_at":"2030-01-01T00:00:00.000Z","expires_at":"2030-01-08T00:00:00.000Z"}`
 	s := newScripted(t,
 		answer{status: 200, body: valid},
@@ -532,7 +532,7 @@ func TestCheckInAndCheckoutFindTheLicense(t *testing.T) {
 		answer{status: 200, body: checkout},
 		answer{status: 200, body: checkout},
 	)
-	c := s.client(t, nil)
+	c := s.client(t, func(o *ClientOptions) { o.Fingerprint = "machine-a" })
 	in, err := c.CheckIn(context.Background())
 	if err != nil || in.LicenseID != "11111111-1111-4111-8111-111111111111" || *in.LastCheckInAt != "2030-01-01T00:00:00.000Z" {
 		t.Fatalf("got %+v, %v", in, err)
@@ -550,6 +550,56 @@ func TestCheckInAndCheckoutFindTheLicense(t *testing.T) {
 	out, err = c.Checkout(context.Background(), CheckoutOptions{})
 	if codeOf(t, err).Code != "checkout_invalid" || out.Verification == nil || !out.Verification.Has(CodeMalformed) {
 		t.Fatalf("got %+v, %v", out, err)
+	}
+}
+
+func TestCheckInNeedsTheLicensesID(t *testing.T) {
+	valid := `{"valid":true,"code":"VALID","detail":"ok","license":{"serial":"LIC-1"},"activation":null}`
+	notFound := `{"valid":false,"code":"NOT_FOUND","detail":"no such license","license":null,"activation":null}`
+	checkedIn := `{"id":"33333333-3333-4333-8333-333333333333","serial":"LIC-1","status":"active","last_check_in_at":null}`
+	s := newScripted(t, answer{status: 200, body: valid}, answer{status: 200, body: notFound}, answer{status: 200, body: checkedIn})
+	if _, err := s.client(t, nil).CheckIn(context.Background()); !errors.Is(err, ErrNoLicenseID) {
+		t.Fatalf("without a seat: %v", err)
+	}
+	failure := codeOf(t, func() error { _, err := s.client(t, nil).CheckIn(context.Background()); return err }())
+	if failure.Code != "not_found" || failure.Offline() {
+		t.Fatalf("for a license not found: %+v", failure)
+	}
+	c := s.client(t, func(o *ClientOptions) { o.LicenseID = "33333333-3333-4333-8333-333333333333" })
+	if in, err := c.CheckIn(context.Background()); err != nil || in.LicenseID != "33333333-3333-4333-8333-333333333333" {
+		t.Fatalf("with LicenseID: %+v, %v", in, err)
+	}
+	if path := s.requests()[2].path; path != "/v1/licenses/33333333-3333-4333-8333-333333333333/check-in" {
+		t.Fatalf("asked %s", path)
+	}
+}
+
+func TestStartAndStopHeartbeatConcurrently(t *testing.T) {
+	var script []answer
+	for i := 0; i < 200; i++ {
+		script = append(script, answer{status: 200, body: seat})
+	}
+	s := newScripted(t, script...)
+	c := s.client(t, func(o *ClientOptions) { o.Fingerprint = "machine-a"; o.HeartbeatInterval = 5 * time.Millisecond })
+	if _, err := c.Activate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.StartHeartbeat(context.Background(), nil)
+			_, _ = c.Validate(context.Background())
+			c.StopHeartbeat()
+		}()
+	}
+	wg.Wait()
+	c.StopHeartbeat()
+	stopped := len(s.requests())
+	time.Sleep(50 * time.Millisecond)
+	if len(s.requests()) != stopped {
+		t.Fatal("a heartbeat goroutine outlived StopHeartbeat")
 	}
 }
 
