@@ -653,7 +653,7 @@ def checkout_answer(text):
     )
 
 
-def test_checks_out_the_seats_file_and_verifies_it_with_the_product_key(stub):
+def test_checks_out_the_seats_file_and_verifies_it_with_the_product_key(stub, tmp_path):
     vector, pem = checkout_vector("machine/fingerprint-match")
     fingerprint = vector["options"]["fingerprint"]
     client = client_for(
@@ -672,6 +672,8 @@ def test_checks_out_the_seats_file_and_verifies_it_with_the_product_key(stub):
     assert checked_out.verified
     assert checked_out.license.fingerprint == fingerprint
     assert checked_out.file == vector["input"]["text"].encode("ascii")
+    checked_out.save(tmp_path / "license.lic")
+    assert (tmp_path / "license.lic").read_bytes() == checked_out.file
     assert lv.verify_license(
         checked_out.file, pem, fingerprint=fingerprint, now=vector["options"]["now"]
     ).valid

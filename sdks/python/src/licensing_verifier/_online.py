@@ -1,8 +1,9 @@
 """What the online client answers and keeps: states, seats, revocation statuses, checked-out files."""
 
 import base64
+import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Protocol, Tuple, TypedDict
+from typing import Any, Dict, List, Optional, Protocol, Tuple, TypedDict, Union
 
 from ._errors import LicensingError
 from ._license import VerifiedLicense
@@ -205,6 +206,11 @@ class CheckedOutLicense:
     def file(self) -> bytes:
         """The `.lic` file's bytes (a compact JWS): what to save, and verify later offline."""
         return base64.b64decode(self.license_blob)
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes the `.lic` file to `path`, for verify_license() to check offline later."""
+        with open(path, "wb") as file:
+            file.write(self.file)
 
 
 class LicenseView(TypedDict, total=False):
