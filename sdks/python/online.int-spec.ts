@@ -3,7 +3,8 @@
 // gateway on a free port). This spec makes what an admin makes: an organization, a product with a
 // key pair, two licenses, a license token for the first, a `client` API key. Then pytest runs
 // tests/test_online_e2e.py with their values in the environment: the README's walk-through as
-// written, a sync whose answer is lost, a revocation, and the token naming the other license.
+// written, a sync whose answer is lost, a revocation, signed answers, a seat under the client key,
+// and the token naming the other license.
 import { apiKeyWithScopes, createLicense, productWithKeyPair } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from '../../apps/gateway-e2e/src/support/stack';
 import { ensurePython, pytest } from './run-python';
@@ -44,7 +45,7 @@ describe('the Python SDK online, against the running platform', () => {
       LICENSING_E2E_OTHER_KEY: other.serial,
       LICENSING_E2E_OTHER_ID: other.id,
     });
-    expect(done.out).toMatch(/3 passed/);
+    expect(done.out).toMatch(/4 passed/);
     expect(done.out).not.toMatch(/skipped|failed|error/i);
   }, 300_000);
 });

@@ -213,6 +213,33 @@ def test_a_license_token_reaches_its_own_license_only():
     assert syncs_counted(other_id) == 0
 
 
+def test_a_client_api_key_still_takes_a_seat_without_a_machine_token(tmp_path):
+    other_serial, other_id = env("LICENSING_E2E_OTHER_KEY", ""), env("LICENSING_E2E_OTHER_ID", "")
+    store = lv.FileStore(tmp_path / "keyed.json")
+    client = lv.LicenseClient(
+        URL,
+        other_serial,
+        api_key=env("LICENSING_E2E_CLIENT_KEY", ""),
+        fingerprint="keyed-machine",
+        hostname="build-02",
+        platform="linux-x64",
+        components={"cpu": "c1"},
+        store=store,
+    )
+    activation = client.activate()
+    assert (activation.license_id, activation.hostname, activation.platform) == (
+        other_id,
+        "build-02",
+        "linux-x64",
+    )
+    assert store.load_activation().machine_token is None
+    assert client.heartbeat().id == activation.id
+    assert client.validate().status == "ok"
+    client.deactivate()
+    assert seats(other_id) == [] and store.load_activation() is None
+    assert client.validate().status == "no_activation"
+
+
 def test_the_readme_walk_through_then_retried_syncs_and_a_revocation(tmp_path, monkeypatch, capsys):
     example = readme_walk_through()
     assert len([line for line in example.splitlines() if line.strip()]) <= 10
