@@ -161,6 +161,15 @@ module.exports = tseslint.config(
     },
   },
   {
+    // The Python SDK's online test starts the platform as the end-to-end suite does, with its helper.
+    files: ['sdks/python/*.int-spec.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': boundaries({
+        allow: ['^\\.\\./\\.\\./apps/gateway-e2e/src/support/stack$'],
+      }),
+    },
+  },
+  {
     // The process-level tests boot an app, or use its helpers, through its index.ts.
     files: ['tools/*.int-spec.ts'],
     rules: { '@nx/enforce-module-boundaries': boundaries({ allow: [...TOOLS_ALLOW, '@licensing/app/*'] }) },
