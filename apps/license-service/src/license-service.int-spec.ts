@@ -321,6 +321,72 @@ describe('license service', () => {
     expect(cached).toContainEqual(expect.objectContaining({ serial: license.serial, status: 'revoked' }));
   });
 
+  describe('a status change answers once its event is in the stream', () => {
+    const outboxOf = async (licenseId: string) =>
+      Number(
+        (
+          await app
+            .get(DataSource)
+            .query(
+              `SELECT count(*) AS n FROM license.outbox_events WHERE payload::jsonb #>> '{data,id}' = $1`,
+              [licenseId],
+            )
+        )[0].n,
+      );
+
+    it('publishes the revoke and the suspension itself while the relay loop is stopped', async () => {
+      const orgId = randomUUID();
+      const org = bus.as(orgId);
+      const keyPair = await org.send(Messages.keyPair.create, {});
+      const product = await catalogProduct(orgId, keyPair.id);
+      const suspended = await org.send(Messages.license.create, { product_id: product.id });
+      const revoked = await org.send(Messages.license.create, { product_id: product.id });
+      const relay = app.get(OutboxRelay);
+      await relay.onApplicationShutdown(); // no loop, no notification: only the answer's own publication
+      try {
+        await org.send(Messages.license.update, { id: suspended.id, changes: { status: 'suspended' } });
+        await org.send(Messages.license.revoke, { id: revoked.id });
+        expect(await outboxOf(suspended.id)).toBe(0);
+        expect(await outboxOf(revoked.id)).toBe(0);
+      } finally {
+        await relay.onApplicationBootstrap();
+      }
+      await recorder.waitFor('license.suspended', (e) => e.data.id === suspended.id);
+      await recorder.waitFor('license.revoked', (e) => e.data.id === revoked.id);
+    });
+
+    it('waits for a batch another relay holds, and publishes it when that relay fails', async () => {
+      const orgId = randomUUID();
+      const org = bus.as(orgId);
+      const keyPair = await org.send(Messages.keyPair.create, {});
+      const product = await catalogProduct(orgId, keyPair.id);
+      const relay = app.get(OutboxRelay);
+      await relay.onApplicationShutdown();
+      // Another replica's relay: it takes every pending row and has not published them yet.
+      const other = new Client({ connectionString: (app.get(DataSource).options as { url: string }).url });
+      await other.connect();
+      let answered = false;
+      try {
+        const license = await org.send(Messages.license.create, { product_id: product.id });
+        await other.query('BEGIN');
+        const taken = await other.query('DELETE FROM license.outbox_events RETURNING id');
+        expect(taken.rowCount).toBeGreaterThan(0);
+        const revoke = org.send(Messages.license.revoke, { id: license.id }).then(() => (answered = true));
+        // The revoke's own rows are newer than the held batch, which must go out first.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        expect(answered).toBe(false);
+        await other.query('ROLLBACK'); // that relay failed: its rows are pending again
+        await revoke;
+        expect(await outboxOf(license.id)).toBe(0);
+        await recorder.waitFor('license.created', (e) => e.data.id === license.id);
+        await recorder.waitFor('license.revoked', (e) => e.data.id === license.id);
+      } finally {
+        await other.end();
+        await relay.onApplicationBootstrap();
+      }
+    });
+  });
+
   it('fills a verify miss through the revocation service, with the entry every other path produces', async () => {
     const orgId = randomUUID();
     const org = bus.as(orgId);

@@ -395,8 +395,9 @@ export class LicensesService {
   /**
    * Permanent. Revoking again is a success that keeps the first `revoked_at`, so clients can retry.
    * The new status is written through to the revocation cache before this answers: once DELETE has
-   * returned, every check-revocation and sync sees it. If the cache cannot be reached the
-   * revocation stands (and its event will reach the cache), but the caller gets a 503 and retries.
+   * returned, every check-revocation and sync sees it, and its event is in the stream. If either
+   * cannot be reached the revocation stands (and its event will follow), but the caller gets a 503
+   * and retries.
    */
   async revoke(orgId: string, id: string): Promise<MessageView> {
     const license = await this.dataSource.transaction(async (manager) => {
@@ -427,13 +428,22 @@ export class LicensesService {
     return { message: `License ${id} revoked` };
   }
 
+  /**
+   * Before a status change answers, its event is in JetStream and its status in the revocation
+   * cache. The event is a second copy of the change: after an asynchronous failover loses the
+   * database's last commits, the event replay writes the change back. Either step failing is a
+   * 503: the change stands, and a retry (revoking again, or the same PATCH) completes both.
+   */
   private async writeThrough(license: LicenseEntity): Promise<void> {
     try {
-      await this.bus.send(Messages.revocation.put, { statuses: [toSerialStatus(license)] });
+      await Promise.all([
+        this.relay.publishCommitted(),
+        this.bus.send(Messages.revocation.put, { statuses: [toSerialStatus(license)] }),
+      ]);
     } catch {
       throw new DomainError(
         'unavailable',
-        'The change is recorded but revocation checks do not show it yet; retry the request',
+        'The change is recorded but not yet published to revocation checks; retry the request',
       );
     }
   }

@@ -15,6 +15,8 @@ const BATCH_SIZE = 100;
 const SAFETY_POLL_MS = 5_000;
 const MIN_BACKOFF_MS = 100;
 const RELISTEN_MS = 1_000;
+const LISTEN_CONNECT_TIMEOUT_MS = 5_000;
+const LISTEN_KEEPALIVE_MS = 10_000;
 
 /**
  * Drains the outbox to JetStream, oldest first, woken by the commit that filled it: a writer
@@ -40,6 +42,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private unmeasure?: () => void;
 
   private readonly takeBatch: string;
+  private readonly takeThrough: string;
+  private readonly lastSeq: string;
+  private readonly pendingThrough: string;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -49,6 +54,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.takeBatch = `DELETE FROM ${table} WHERE seq IN (
                         SELECT seq FROM ${table} ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED)
                       RETURNING seq, id, subject, payload, trace_context AS "traceContext"`;
+    // Without SKIP LOCKED: rows another relay holds are waited for, and skipped once it deleted them.
+    this.takeThrough = `DELETE FROM ${table} WHERE seq IN (
+                          SELECT seq FROM ${table} WHERE seq <= $1 ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE)
+                        RETURNING seq, id, subject, payload, trace_context AS "traceContext"`;
+    this.lastSeq = `SELECT max(seq)::text AS seq FROM ${table}`;
+    this.pendingThrough = `SELECT EXISTS (SELECT 1 FROM ${table} WHERE seq <= $1) AS pending`;
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -80,6 +91,11 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     const client = new Client({
       connectionString: options.url,
       application_name: `${options.schema}-outbox`,
+      // A server that never answers (a partition, a dead endpoint) must not leave the relay
+      // polling for good: the connect gives up, and a silent connection is found by keepalives.
+      connectionTimeoutMillis: LISTEN_CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: LISTEN_KEEPALIVE_MS,
     });
     const again = (error?: unknown) => {
       if (this.listener !== client) return;
@@ -123,9 +139,29 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   async drain(): Promise<number> {
     let total = 0;
     for (;;) {
-      const published = await this.publishBatch();
+      const published = await this.publishBatch(this.takeBatch);
       total += published;
       if (published < BATCH_SIZE) return total;
+    }
+  }
+
+  /**
+   * Returns once every event committed before the call is in JetStream. It publishes what is
+   * pending itself and waits for the batches other relays hold. A change whose event must outlive
+   * its database's last commits (a revoke, through an asynchronous failover) answers after this:
+   * the event stream is then a second copy of it. Throws when JetStream cannot be reached.
+   */
+  async publishCommitted(): Promise<void> {
+    const [{ seq: last }] = (await this.dataSource.query(this.lastSeq)) as { seq: string | null }[];
+    if (last === null) return;
+    for (;;) {
+      const published = await this.publishBatch(this.takeThrough, [last]);
+      if (published === BATCH_SIZE) continue;
+      // Fewer rows: the rest is published, or was held by another relay when the batch was taken.
+      const [{ pending }] = (await this.dataSource.query(this.pendingThrough, [last])) as {
+        pending: boolean;
+      }[];
+      if (!pending) return;
     }
   }
 
@@ -164,14 +200,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /**
-   * Takes the oldest batch nobody else holds (deleted in this transaction, so locked until it
-   * commits), publishes it, and commits: one statement besides BEGIN and COMMIT. A failed
+   * Takes a batch (the oldest nobody else holds, for the loop; deleted in this transaction, so
+   * locked until it commits), publishes it, and commits: one statement besides BEGIN and COMMIT. A failed
    * publication rolls the deletion back, and the batch is published again.
    */
-  private publishBatch(): Promise<number> {
+  private publishBatch(take: string, parameters: unknown[] = []): Promise<number> {
     return this.dataSource.transaction(async (manager) => {
       // Structured: TypeORM answers a bare DELETE … RETURNING as [rows, count].
-      const taken = (await manager.queryRunner!.query(this.takeBatch, [], true)) as {
+      const taken = (await manager.queryRunner!.query(take, parameters, true)) as {
         records: OutboxEventEntity[];
       };
       const rows = taken.records.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
