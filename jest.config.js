@@ -15,7 +15,6 @@ module.exports = {
   maxWorkers: 2,
   projects: [
     '<rootDir>/apps/*/jest.config.js',
-    '<rootDir>/apps/gateway-e2e/jest.direct-routes-off.config.js',
     '<rootDir>/libs/*/jest.config.js',
     '<rootDir>/libs/shared/*/jest.config.js',
     '<rootDir>/tools/jest.config.js',

@@ -132,7 +132,7 @@ function assertDirectRoutesSkipNothing(app: NestFastifyApplication): void {
  * Adds the preHandler that serves `@Direct()` routes. Registered after every other preHandler
  * (the per-license rate limit), so a direct route has been through all of them when it runs.
  * Every direct route is checked first, whether they are on or off (`enabled`: DIRECT_ROUTES).
- * Off, Nest's pipeline serves every route: CI runs the end-to-end suite both ways.
+ * Off, Nest's pipeline serves every route; direct-routes.e2e-spec.ts proves both answer alike.
  */
 export function registerDirectRoutes(app: NestFastifyApplication, enabled: boolean): void {
   assertDirectRoutesSkipNothing(app);

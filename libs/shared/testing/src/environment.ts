@@ -56,7 +56,7 @@ export function testEnv(namespace: string, overrides: Record<string, string> = {
     SHUTDOWN_GRACE_MS: '50',
     // Nor has it a load balancer to wait for.
     READINESS_DRAIN_MS: '0',
-    // The end-to-end suite runs once more with the gateway's direct routes off (jest.config.js).
+    // `npm run test:e2e:direct-routes-off`: the end-to-end suite with the gateway's direct routes off.
     ...(process.env.TEST_DIRECT_ROUTES !== undefined && { DIRECT_ROUTES: process.env.TEST_DIRECT_ROUTES }),
     ...overrides,
   };
