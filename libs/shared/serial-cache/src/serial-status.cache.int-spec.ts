@@ -203,9 +203,12 @@ redis.call('HSET', KEYS[1], 'run_id', ARGV[1], 'generation', ARGV[2])
 return ARGV[2]
 `;
     const upgrade = uniqueNamespace('rcu');
-    const previousClaim = async (): Promise<unknown> => {
+    /** An old process's claim; after `DEL` of the fence first, in the same script, when `afterRestart`. */
+    const previousClaim = async ({ afterRestart = false } = {}): Promise<unknown> => {
       const runId = /^run_id:(\w+)/m.exec(await redis.info('server'))![1]!;
-      return redis.eval(PREVIOUS_CLAIM, 1, previousCacheMetaKey(upgrade), runId, 'a1b2c3d4e5f6');
+      // One script: a writer's own check (every 100 ms here) cannot fence in between.
+      const script = (afterRestart ? "redis.call('DEL', KEYS[1])\n" : '') + PREVIOUS_CLAIM;
+      return redis.eval(script, 1, previousCacheMetaKey(upgrade), runId, 'a1b2c3d4e5f6');
     };
     const open = (cacheOf: SerialStatusReader) =>
       cacheOf.getMany(org, ['ANY']).then(
@@ -259,8 +262,7 @@ return ARGV[2]
         // writer checks: it may write around the new entries, so they are dropped and a new,
         // closed generation starts.
         const before = await serialCacheKey(redis, upgrade, org, 'FENCED');
-        await redis.del(previousCacheMetaKey(upgrade));
-        await previousClaim();
+        await previousClaim({ afterRestart: true });
         await writer.checkGeneration();
         expect(await open(writer)).toBe(false);
         expect(await serialCacheKey(redis, upgrade, org, 'FENCED')).not.toBe(before);
