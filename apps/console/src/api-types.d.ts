@@ -2297,13 +2297,13 @@ export interface components {
              */
             url: string;
             /**
-             * @description Event types to receive, or ["*"] for every type
+             * @description Event types to receive: a type (`license.revoked`), every type of one resource, today's and later ones (`license.*`), or `*` for every type
              * @example [
              *       "license.created",
              *       "license.revoked"
              *     ]
              */
-            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "license.checked_in" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "webhook.disabled" | "*")[];
+            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "license.checked_in" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "webhook.disabled" | "product.*" | "license.*" | "activation.*" | "key_pair.*" | "entitlement.*" | "policy.*" | "webhook.*" | "*")[];
             /** @example Billing system */
             description?: string | null;
         };
@@ -2311,7 +2311,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             url: string;
-            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "license.checked_in" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "webhook.disabled" | "*")[];
+            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "license.checked_in" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "webhook.disabled" | "product.*" | "license.*" | "activation.*" | "key_pair.*" | "entitlement.*" | "policy.*" | "webhook.*" | "*")[];
             description: string | null;
             enabled: boolean;
             /** @description Why the platform disabled the endpoint (null while enabled, or when disabled by a caller) */
@@ -2330,7 +2330,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             url: string;
-            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "license.checked_in" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "webhook.disabled" | "*")[];
+            events: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "license.checked_in" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "webhook.disabled" | "product.*" | "license.*" | "activation.*" | "key_pair.*" | "entitlement.*" | "policy.*" | "webhook.*" | "*")[];
             description: string | null;
             enabled: boolean;
             /** @description Why the platform disabled the endpoint (null while enabled, or when disabled by a caller) */
@@ -2346,7 +2346,7 @@ export interface components {
         };
         UpdateWebhookDto: {
             url?: string;
-            events?: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "license.checked_in" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "webhook.disabled" | "*")[];
+            events?: ("product.created" | "product.updated" | "product.deleted" | "license.created" | "license.updated" | "license.suspended" | "license.reinstated" | "license.expired" | "license.revoked" | "license.usage_incremented" | "license.usage_reset" | "license.checked_in" | "activation.created" | "activation.deleted" | "activation.expired" | "key_pair.created" | "key_pair.deleted" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "policy.created" | "policy.updated" | "policy.deleted" | "webhook.disabled" | "product.*" | "license.*" | "activation.*" | "key_pair.*" | "entitlement.*" | "policy.*" | "webhook.*" | "*")[];
             description?: string | null;
             /** @description false pauses deliveries; true resumes them (and re-enables a disabled endpoint) */
             enabled?: boolean;
@@ -3642,7 +3642,7 @@ export interface operations {
                 status?: "active" | "revoked" | "expired" | "suspended";
                 /** @description Case-insensitive substring; % and _ are literal */
                 customer_email?: string;
-                /** @description The whole serial, case-insensitive (serials are upper case): at most one license */
+                /** @description The whole serial, case-insensitive (serials are upper case): at most one license. Example: `LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC`. */
                 serial?: string;
             };
             header?: never;
@@ -6198,7 +6198,7 @@ export interface operations {
     streamLicenseEvents: {
         parameters: {
             query: {
-                /** @description Comma-separated serials to follow, 1 to 100 */
+                /** @description Comma-separated serials to follow, 1 to 100. Example: `LIC-PHOTO-EDITOR-7K3F9QX2M4W8T1ZC,LIC-CAD-0000000000000000`. */
                 serials: string;
             };
             header?: never;

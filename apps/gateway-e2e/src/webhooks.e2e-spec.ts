@@ -1,3 +1,5 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
 import { EVENT_TYPES } from '@licensing/contracts';
 import { waitFor } from '@licensing/shared/testing';
 import { createLicense, expireLicenseInDatabase, productWithKeyPair, uniqueCode } from './support/fixtures';
@@ -115,6 +117,9 @@ describe('webhooks', () => {
     it('refuses an unknown event type, an empty list, a bad URL and unknown fields with 400', async () => {
       for (const body of [
         { url: 'https://hooks.example.test/x', events: ['license.exploded'] },
+        { url: 'https://hooks.example.test/x', events: ['licence.*'] },
+        { url: 'https://hooks.example.test/x', events: ['license.**'] },
+        { url: 'https://hooks.example.test/x', events: ['.*'] },
         { url: 'https://hooks.example.test/x', events: [] },
         { url: 'ftp://hooks.example.test/x', events: ['*'] },
         { url: 'https://user:pw@hooks.example.test/x', events: ['*'] },
@@ -136,6 +141,8 @@ describe('webhooks', () => {
       const revocations = await receiver();
       const catchAll = await subscribe(org, all.url, ['*']);
       const onlyRevoked = await subscribe(org, revocations.url, ['license.revoked']);
+      const families = await receiver();
+      await subscribe(org, families.url, ['license.*', 'policy.created']);
 
       const { product, keyPair } = await productWithKeyPair(org.api, { activation_heartbeat_interval: 1 });
       expect((await org.api.put(`/api/v1/products/${product.id}`, { name: 'Renamed' })).status).toBe(200);
@@ -208,6 +215,16 @@ describe('webhooks', () => {
       expect(revocations.received.map((hook) => hook.body.type)).toEqual(['license.revoked']);
       expect(validSignatures(revocations.received[0]!, onlyRevoked.secret)).toBe(1);
       expect(validSignatures(revocations.received[0]!, catchAll.secret)).toBe(0);
+
+      // `license.*` is every license event type, and nothing of another resource.
+      const licenseTypes = EVENT_TYPES.filter((type) => type.startsWith('license.'));
+      await waitFor(
+        () => licenseTypes.every((type) => families.received.some((hook) => hook.body.type === type)),
+        { what: 'every license event type through license.*', timeoutMs: 15_000 },
+      );
+      expect(new Set(families.received.map((hook) => hook.body.type))).toEqual(
+        new Set([...licenseTypes, 'policy.created']),
+      );
     });
 
     it('retries a receiver that fails twice, and delivers on the third attempt', async () => {
@@ -417,5 +434,96 @@ describe('webhooks', () => {
       expect((await other.api.get(`/api/v1/webhooks/${aWebhook.id}`)).status).toBe(404);
       expect((await other.api.get(`/api/v1/webhooks/${aWebhook.id}/deliveries`)).status).toBe(404);
     });
+  });
+
+  describe('a crash', () => {
+    let child: ChildProcess | undefined;
+    const root = path.join(__dirname, '../../..');
+    /** The webhook service as a process of its own, on the stack's database and namespace. */
+    const startProcess = async (): Promise<ChildProcess> => {
+      const started = spawn(
+        process.execPath,
+        ['-r', '@swc-node/register', 'apps/webhook-service/src/main.ts'],
+        {
+          cwd: root,
+          env: {
+            ...process.env,
+            ...stack.env,
+            SWC_NODE_PROJECT: path.join(root, 'tsconfig.json'),
+            WEBHOOK_RETRY_BASE_MS: '1000',
+            WEBHOOK_RETRY_MAX_MS: '1000',
+            WEBHOOK_TIMEOUT_MS: '1000',
+            // What is tested is a crash, not giving up: the stack's settings would disable the
+            // endpoint once it has failed for 2.5 s, which a restart on a loaded machine outlasts,
+            // and would end each delivery after 4 attempts.
+            WEBHOOK_MAX_ATTEMPTS: '50',
+            WEBHOOK_DISABLE_AFTER_MS: '3600000',
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      // Its output, for the message of a failure (a child that exits at boot says why there).
+      started.stdout!.on('data', (chunk: Buffer) => (childOutput += chunk.toString()));
+      started.stderr!.on('data', (chunk: Buffer) => (childOutput += chunk.toString()));
+      return started;
+    };
+    let childOutput = '';
+    afterAll(() => {
+      if (child?.pid && child.exitCode === null && child.signalCode === null)
+        process.kill(child.pid, 'SIGKILL');
+    });
+
+    it('still delivers after the webhook service is killed mid-retry and restarted, each event exactly once', async () => {
+      try {
+        await stack.stopService('webhook-service');
+        child = await startProcess();
+        await waitFor(async () => (await org.api.get('/api/v1/webhooks')).status === 200, {
+          what: 'the webhook service process to answer',
+          timeoutMs: 20_000,
+        });
+        let healthy = false;
+        const flaky = await receiver(() => (healthy ? 'ok' : 'fail'));
+        const webhook = await subscribe(org, flaky.url, ['product.created']);
+        const products = await Promise.all(
+          Array.from({ length: 5 }, (_, i) =>
+            org.api.post('/api/v1/products', { name: `Crash ${i}`, code: uniqueCode() }),
+          ),
+        );
+        const productIds = products.map((product) => product.body.id as string);
+        // Every event has failed at least once, and none has been delivered: all are mid-retry.
+        await waitFor(
+          () => productIds.every((id) => flaky.received.some((hook) => hook.body.data.id === id)),
+          {
+            what: 'a failed attempt of every event',
+            timeoutMs: 20_000,
+          },
+        );
+        process.kill(child.pid!, 'SIGKILL');
+        await new Promise((resolve) => child!.once('exit', resolve));
+        const seenBeforeRestart = flaky.received.length;
+        healthy = true;
+        child = await startProcess();
+
+        // The restarted service compiles its TypeScript as it boots: slow on a loaded machine.
+        await waitFor(() => new Set(flaky.deliveredIds()).size === 5, {
+          what: 'every event delivered after the restart',
+          timeoutMs: 45_000,
+        });
+        const delivered = flaky.deliveredIds();
+        expect(delivered).toHaveLength(5);
+        expect(new Set(flaky.received.map((hook) => hook.body.data.id))).toEqual(new Set(productIds));
+        expect(flaky.received.length).toBeGreaterThan(seenBeforeRestart);
+        await waitFor(
+          async () => (await deliveriesOf(webhook.id)).every((delivery) => delivery.status === 'delivered'),
+          { what: 'the log to show every delivery delivered' },
+        );
+        process.kill(child.pid!, 'SIGTERM');
+        await new Promise((resolve) => child!.once('exit', resolve));
+      } catch (error) {
+        throw new Error(
+          `${(error as Error).message}\nThe webhook service's output:\n${childOutput.slice(-4_000)}`,
+        );
+      }
+    }, 120_000);
   });
 });

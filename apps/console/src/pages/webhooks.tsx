@@ -63,7 +63,10 @@ export function WebhooksPage() {
             onInput={(e) => setForm({ ...form, url: e.currentTarget.value })}
           />
         </Field>
-        <Field label="Events" hint="Comma-separated types (license.created, license.*) or * for all">
+        <Field
+          label="Events"
+          hint="Comma-separated: event types (license.revoked), one resource's (license.*), or * for all"
+        >
           <input
             name="events"
             required

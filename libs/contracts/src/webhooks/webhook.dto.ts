@@ -24,9 +24,20 @@ import { EVENT_TYPES } from '../events/event-types';
 
 /** Subscribes an endpoint to every event type, today's and those added later. */
 export const ALL_EVENTS = '*';
-/** What a webhook's `events` may hold: the published event types, or `*`. */
-export const WEBHOOK_EVENT_FILTERS = [...EVENT_TYPES, ALL_EVENTS] as const;
-export type WebhookEventFilter = (typeof WEBHOOK_EVENT_FILTERS)[number];
+type EventFamily<T extends string> = T extends `${infer Family}.${string}` ? Family : never;
+/** `license.*`: every event type of one resource, today's and those added later. */
+export type EventFamilyFilter = `${EventFamily<(typeof EVENT_TYPES)[number]>}.*`;
+/** Every family filter, one per resource that publishes events (`license.*`, `product.*`, ...). */
+export const EVENT_FAMILY_FILTERS = [
+  ...new Set(EVENT_TYPES.map((type) => `${type.slice(0, type.indexOf('.'))}.*` as EventFamilyFilter)),
+];
+/** What a webhook's `events` may hold: the published event types, a family (`license.*`), or `*`. */
+export const WEBHOOK_EVENT_FILTERS: readonly WebhookEventFilter[] = [
+  ...EVENT_TYPES,
+  ...EVENT_FAMILY_FILTERS,
+  ALL_EVENTS,
+];
+export type WebhookEventFilter = (typeof EVENT_TYPES)[number] | EventFamilyFilter | typeof ALL_EVENTS;
 /** Sent to one endpoint on request (POST /webhooks/:id/test), whatever it subscribes to; never on the stream. */
 export const WEBHOOK_TEST_EVENT = 'webhook.test';
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -36,7 +47,11 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** True when an endpoint subscribed to `filters` is to receive an event of `type`. */
 export function webhookMatches(filters: readonly string[], type: string): boolean {
-  return filters.includes(ALL_EVENTS) || filters.includes(type);
+  return (
+    filters.includes(ALL_EVENTS) ||
+    filters.includes(type) ||
+    filters.includes(`${type.slice(0, type.indexOf('.'))}.*`)
+  );
 }
 
 const URL_OPTIONS = {
@@ -66,13 +81,17 @@ class WebhookFieldsDto {
     minItems: 1,
     maxItems: WEBHOOK_EVENT_FILTERS.length,
     example: ['license.created', 'license.revoked'],
-    description: 'Event types to receive, or ["*"] for every type',
+    description:
+      "Event types to receive: a type (`license.revoked`), every type of one resource, today's and later ones (`license.*`), or `*` for every type",
   })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(WEBHOOK_EVENT_FILTERS.length)
   @ArrayUnique()
-  @IsIn(WEBHOOK_EVENT_FILTERS, { each: true, message: 'each of events must be an event type or "*"' })
+  @IsIn(WEBHOOK_EVENT_FILTERS, {
+    each: true,
+    message: 'each of events must be an event type, a family such as "license.*", or "*"',
+  })
   events!: WebhookEventFilter[];
 
   @ApiPropertyOptional({ type: String, maxLength: 500, nullable: true, example: 'Billing system' })
@@ -100,7 +119,10 @@ export class UpdateWebhookDto {
   @ArrayMinSize(1)
   @ArrayMaxSize(WEBHOOK_EVENT_FILTERS.length)
   @ArrayUnique()
-  @IsIn(WEBHOOK_EVENT_FILTERS, { each: true, message: 'each of events must be an event type or "*"' })
+  @IsIn(WEBHOOK_EVENT_FILTERS, {
+    each: true,
+    message: 'each of events must be an event type, a family such as "license.*", or "*"',
+  })
   events?: WebhookEventFilter[];
 
   @ApiPropertyOptional({ type: String, maxLength: 500, nullable: true })
