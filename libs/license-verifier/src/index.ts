@@ -31,7 +31,7 @@ export type {
   SignedAnswerOptions,
   SignedAnswerResult,
 } from './signed-answer';
-export { LicenseClient, LicenseClientError } from './license-client';
+export { LicenseClient, LicenseClientError, statusRuns } from './license-client';
 export type {
   Activation,
   LicenseClientOptions,

@@ -50,6 +50,22 @@ describe('LicenseClient retries, timeouts and credentials', () => {
     new LicenseClient({ baseUrl, apiKey: 'lk_test', licenseKey: 'LIC-1', retryDelayMs: 50, ...options });
   const results = { results: [{ serial: 'LIC-1', status: 'active' }] };
 
+  it.each([
+    ['VALID', 'ok'],
+    ['OVERAGE', 'overage'],
+    ['REVOKED', 'revoked'],
+    ['OVERDUE', 'overdue'],
+    ['ENTITLEMENTS_MISSING', 'entitlements_missing'],
+    ['COMPONENTS_MISMATCH', 'components_mismatch'],
+    ['SOMETHING_NEW', 'unknown'],
+  ])("reads validate's %s as %s, and runs only on ok and overage", async (code, status) => {
+    const runs = status === 'ok' || status === 'overage';
+    script = [{ status: 200, body: { valid: runs, code, detail: 'd' } }];
+    const state = await client().validate();
+    expect(state).toMatchObject({ status, valid: runs, offline: false });
+    expect(state.grace_until !== null).toBe(runs);
+  });
+
   it('retries a 5xx with a growing backoff and answers the first success', async () => {
     script = [{ status: 503 }, { status: 502 }, { status: 200, body: results }];
     await expect(client().checkRevocation()).resolves.toEqual(results.results);
@@ -192,10 +208,12 @@ describe('LicenseClient retries, timeouts and credentials', () => {
       expect(seen.map((r) => r.authorization)).toEqual(['Bearer mt_stored']);
 
       const elsewhere = { ...stored, activation: { ...seat, fingerprint: 'machine-b' } };
-      await expect(tokenClient([], elsewhere).heartbeat()).rejects.toThrow('activate() first');
-      await expect(tokenClient([], { ...stored, license_key: 'LIC-2' }).deactivate()).rejects.toThrow(
-        'activate() first',
+      const notActivated = { name: 'LicenseClientError', code: 'not_activated', status: 0, offline: false };
+      await expect(tokenClient([], elsewhere).heartbeat()).rejects.toMatchObject(notActivated);
+      await expect(tokenClient([], { ...stored, license_key: 'LIC-2' }).deactivate()).rejects.toMatchObject(
+        notActivated,
       );
+      await expect(tokenClient([]).deactivate()).rejects.toBeInstanceOf(LicenseClientError);
       expect(seen).toHaveLength(1);
     });
   });

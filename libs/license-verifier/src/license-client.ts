@@ -3,9 +3,14 @@
 // the application through an outage for a configurable grace period. It authenticates with the
 // license's token (or a client API key), and its seat's calls with the seat's machine token.
 
-/** How the service last described the license, in one vocabulary (validate's codes, lowercased). */
+/**
+ * How the service last described the license, in one vocabulary (validate's codes, lowercased).
+ * `ok` and `overage` (more machines than seats, which the license's policy allows) let the
+ * application run; every other code stops it.
+ */
 export type LicenseStatusCode =
   | 'ok'
+  | 'overage'
   | 'revoked'
   | 'suspended'
   | 'expired'
@@ -14,10 +19,15 @@ export type LicenseStatusCode =
   | 'no_activation'
   | 'heartbeat_dead'
   | 'components_mismatch'
+  | 'overdue'
+  | 'entitlements_missing'
   | 'unknown';
 
+/** Whether a status lets the application run. */
+export const statusRuns = (status: LicenseStatusCode): boolean => status === 'ok' || status === 'overage';
+
 export interface LicenseState {
-  /** May the application run: the last answer was `ok`, and it is fresh or within the grace period. */
+  /** May the application run: the last answer was `ok` or `overage`, fresh or within the grace period. */
   valid: boolean;
   status: LicenseStatusCode;
   /** True when the service could not be reached and this is the last-known state. */
@@ -109,11 +119,14 @@ export interface LicenseClientOptions {
   now?: () => number;
 }
 
-/** A request the service refused (its problem `code` and `detail`), or could not be sent. */
+/**
+ * A request the service refused (its problem `code` and `detail`), could not be sent (`network`,
+ * `timeout`), or a call made before it can be (`not_activated`: a seat call before `activate()`).
+ */
 export class LicenseClientError extends Error {
   override readonly name = 'LicenseClientError';
   constructor(
-    /** The problem `code`, or `network` / `timeout` when the service was not reached. */
+    /** The problem `code`; `network` / `timeout` when the service was not reached; `not_activated`. */
     readonly code: string,
     message: string,
     /** The HTTP status, 0 when there was no response. */
@@ -124,7 +137,7 @@ export class LicenseClientError extends Error {
 
   /** The service was not reached or not able to answer: a retry later may succeed. */
   get offline(): boolean {
-    return this.status === 0 || this.status === 429 || this.status >= 500;
+    return this.code === 'network' || this.code === 'timeout' || this.status === 429 || this.status >= 500;
   }
 }
 
@@ -347,12 +360,13 @@ export class LicenseClient {
     }
     const checkedAt = this.now();
     const state: LicenseState = {
-      valid: answer.status === 'ok',
+      valid: statusRuns(answer.status),
       status: answer.status,
       offline: false,
       checked_at: new Date(checkedAt).toISOString(),
-      grace_until:
-        answer.status === 'ok' ? new Date(checkedAt + this.options.offlineGracePeriodMs).toISOString() : null,
+      grace_until: statusRuns(answer.status)
+        ? new Date(checkedAt + this.options.offlineGracePeriodMs).toISOString()
+        : null,
       detail: answer.detail,
     };
     this.state = state;
@@ -365,10 +379,11 @@ export class LicenseClient {
     if (!last || last.checked_at === null) {
       return { valid: false, status: 'unknown', offline: true, checked_at: null, grace_until: null, detail };
     }
-    const graceUntil =
-      last.status === 'ok' ? Date.parse(last.checked_at) + this.options.offlineGracePeriodMs : NaN;
+    const graceUntil = statusRuns(last.status)
+      ? Date.parse(last.checked_at) + this.options.offlineGracePeriodMs
+      : NaN;
     return {
-      valid: last.status === 'ok' && this.now() < graceUntil,
+      valid: statusRuns(last.status) && this.now() < graceUntil,
       status: last.status,
       offline: true,
       checked_at: last.checked_at,
@@ -433,7 +448,9 @@ export class LicenseClient {
   }
 
   private requireActivation(): Activation {
-    if (!this.activation) throw new TypeError('activate() first');
+    if (!this.activation) {
+      throw new LicenseClientError('not_activated', 'this machine holds no seat: activate() first', 0);
+    }
     return this.activation;
   }
 
@@ -501,6 +518,7 @@ function statusOfCode(code: string): LicenseStatusCode {
   const lowered = code.toLowerCase();
   if (lowered === 'valid' || lowered === 'ok') return 'ok';
   const known: LicenseStatusCode[] = [
+    'overage',
     'revoked',
     'suspended',
     'expired',
@@ -509,6 +527,8 @@ function statusOfCode(code: string): LicenseStatusCode {
     'no_activation',
     'heartbeat_dead',
     'components_mismatch',
+    'overdue',
+    'entitlements_missing',
   ];
   return known.includes(lowered as LicenseStatusCode) ? (lowered as LicenseStatusCode) : 'unknown';
 }

@@ -28,9 +28,11 @@ import (
 // StatusCode is how the service last described the license: validate's codes, lowercased.
 type StatusCode string
 
-// The status codes. Any code the client does not know is StatusUnknown.
+// The status codes. Any code the client does not know is StatusUnknown. StatusOK and StatusOverage
+// (more machines than seats, which the license's policy allows) let the application run.
 const (
 	StatusOK                  StatusCode = "ok"
+	StatusOverage             StatusCode = "overage"
 	StatusRevoked             StatusCode = "revoked"
 	StatusSuspended           StatusCode = "suspended"
 	StatusExpired             StatusCode = "expired"
@@ -39,8 +41,13 @@ const (
 	StatusNoActivation        StatusCode = "no_activation"
 	StatusHeartbeatDead       StatusCode = "heartbeat_dead"
 	StatusComponentsMismatch  StatusCode = "components_mismatch"
+	StatusOverdue             StatusCode = "overdue"
+	StatusEntitlementsMissing StatusCode = "entitlements_missing"
 	StatusUnknown             StatusCode = "unknown"
 )
+
+// Runs reports whether the status lets the application run.
+func (s StatusCode) Runs() bool { return s == StatusOK || s == StatusOverage }
 
 // The defaults of ClientOptions.
 const (
@@ -735,8 +742,8 @@ func (c *Client) answered(ask func() (StatusCode, *string, error)) (LicenseState
 	}
 	checkedAt := c.now()
 	checked := isoOfMillis(checkedAt.UnixMilli())
-	state := LicenseState{Valid: status == StatusOK, Status: status, CheckedAt: &checked, Detail: detail}
-	if status == StatusOK {
+	state := LicenseState{Valid: status.Runs(), Status: status, CheckedAt: &checked, Detail: detail}
+	if status.Runs() {
 		grace := isoOfMillis(checkedAt.Add(c.grace).UnixMilli())
 		state.GraceUntil = &grace
 	}
@@ -758,7 +765,7 @@ func (c *Client) offlineStateLocked(detail *string) LicenseState {
 	}
 	state := LicenseState{Status: last.Status, Offline: true, CheckedAt: last.CheckedAt, Detail: detail}
 	checkedAt, err := time.Parse(time.RFC3339Nano, *last.CheckedAt)
-	if last.Status == StatusOK && err == nil {
+	if last.Status.Runs() && err == nil {
 		graceUntil := checkedAt.Add(c.grace)
 		grace := isoOfMillis(graceUntil.UnixMilli())
 		state.GraceUntil = &grace
@@ -1020,8 +1027,8 @@ func statusOfCode(code string) StatusCode {
 	switch lowered {
 	case "valid", StatusOK:
 		return StatusOK
-	case StatusRevoked, StatusSuspended, StatusExpired, StatusNotFound, StatusFingerprintMismatch,
-		StatusNoActivation, StatusHeartbeatDead, StatusComponentsMismatch:
+	case StatusOverage, StatusRevoked, StatusSuspended, StatusExpired, StatusNotFound, StatusFingerprintMismatch,
+		StatusNoActivation, StatusHeartbeatDead, StatusComponentsMismatch, StatusOverdue, StatusEntitlementsMissing:
 		return lowered
 	}
 	return StatusUnknown

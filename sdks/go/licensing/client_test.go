@@ -339,11 +339,13 @@ func TestValidateSpeaksOneVocabulary(t *testing.T) {
 	for code, want := range map[string]StatusCode{
 		"VALID": StatusOK, "REVOKED": StatusRevoked, "SUSPENDED": StatusSuspended, "EXPIRED": StatusExpired,
 		"NOT_FOUND": StatusNotFound, "FINGERPRINT_MISMATCH": StatusFingerprintMismatch, "NO_ACTIVATION": StatusNoActivation,
-		"HEARTBEAT_DEAD": StatusHeartbeatDead, "COMPONENTS_MISMATCH": StatusComponentsMismatch, "SOMETHING_NEW": StatusUnknown,
+		"HEARTBEAT_DEAD": StatusHeartbeatDead, "COMPONENTS_MISMATCH": StatusComponentsMismatch, "OVERDUE": StatusOverdue,
+		"ENTITLEMENTS_MISSING": StatusEntitlementsMissing, "OVERAGE": StatusOverage, "SOMETHING_NEW": StatusUnknown,
 	} {
 		s := newScripted(t, answer{status: 200, body: fmt.Sprintf(`{"valid":false,"code":%q,"detail":"d"}`, code)})
 		state, err := s.client(t, nil).Validate(context.Background())
-		if err != nil || state.Status != want || state.Valid != (want == StatusOK) || state.GraceUntil != nil && want != StatusOK {
+		runs := want == StatusOK || want == StatusOverage
+		if err != nil || state.Status != want || state.Valid != runs || (state.GraceUntil != nil) != runs {
 			t.Errorf("%s: got %+v, %v", code, state, err)
 		}
 	}

@@ -409,15 +409,19 @@ def test_throws_a_refusal_from_validate_and_sync_instead_of_riding_on_the_last_s
         ("NO_ACTIVATION", "no_activation"),
         ("HEARTBEAT_DEAD", "heartbeat_dead"),
         ("COMPONENTS_MISMATCH", "components_mismatch"),
+        ("OVERDUE", "overdue"),
+        ("ENTITLEMENTS_MISSING", "entitlements_missing"),
+        # More machines than seats, which the policy allows: the application runs.
+        ("OVERAGE", "overage"),
         # As the JavaScript SDK reads them: codes outside its vocabulary are `unknown`.
-        ("OVERDUE", "unknown"),
         ("SOMETHING_NEW", "unknown"),
     ],
 )
 def test_validate_codes_in_one_vocabulary(stub, code, status):
-    stub.script = [Answer(200, {**VALID, "valid": code == "VALID", "code": code})]
+    runs = status in ("ok", "overage")
+    stub.script = [Answer(200, {**VALID, "valid": runs, "code": code})]
     state = client_for(stub).validate()
-    assert (state.status, state.valid) == (status, status == "ok")
+    assert (state.status, state.valid, state.grace_until is not None) == (status, runs, runs)
     assert state.status in lv.STATUS_CODES
 
 

@@ -31,6 +31,7 @@ from ._online import (
     LicenseStateStore,
     LicenseView,
     NotActivatedError,
+    RUNNING_CODES,
     RevocationStatus,
     StoredActivation,
     status_of_code,
@@ -451,12 +452,12 @@ class LicenseClient:
             return self._offline_state(failure.message)
         checked_at = self._now()
         state = LicenseState(
-            valid=status == "ok",
+            valid=status in RUNNING_CODES,
             status=status,
             offline=False,
             checked_at=iso_from_seconds(checked_at),
             grace_until=(
-                iso_from_seconds(checked_at + self.offline_grace_period_seconds) if status == "ok" else None
+                iso_from_seconds(checked_at + self.offline_grace_period_seconds) if status in RUNNING_CODES else None
             ),
             detail=detail,
         )
@@ -473,7 +474,7 @@ class LicenseClient:
         if last is None or checked_ms is None:
             return LicenseState(False, "unknown", True, None, None, detail)
         grace_until = None
-        if last.status == "ok":
+        if last.status in RUNNING_CODES:
             grace_until = checked_ms / 1000 + self.offline_grace_period_seconds
         return LicenseState(
             valid=grace_until is not None and self._now() < grace_until,

@@ -9,9 +9,11 @@ from ._errors import LicensingError
 from ._license import VerifiedLicense
 
 #: How the service last described the license: validate's codes and sync's statuses, lowercased.
-#: `ok` is the only one that lets the application run. `unknown` is any other answer, or none yet.
+#: `ok` and `overage` (more machines than seats, which the license's policy allows) let the
+#: application run. `unknown` is any other answer, or none yet.
 STATUS_CODES = (
     "ok",
+    "overage",
     "revoked",
     "suspended",
     "expired",
@@ -20,8 +22,13 @@ STATUS_CODES = (
     "no_activation",
     "heartbeat_dead",
     "components_mismatch",
+    "overdue",
+    "entitlements_missing",
     "unknown",
 )
+
+#: The codes that let the application run.
+RUNNING_CODES = ("ok", "overage")
 
 # Codes of an answer the client could not take as the service's: it counts as no answer.
 NO_ANSWER_CODES = ("unverified_answer", "invalid_answer")
