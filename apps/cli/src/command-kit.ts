@@ -35,19 +35,26 @@ export const QUERY_PARAMETERS: Record<string, string> = {
   customerEmail: 'customer_email',
 };
 
+/** Turns what a user typed for a resource (an id, or a serial for a license) into its id. */
+export type IdResolver = (io: CliIo, options: ApiOptions, typed: string) => Promise<string>;
+
+/** The id as typed. */
+export const asTyped: IdResolver = (_io, _options, typed) => Promise.resolve(typed);
+
 /**
- * Adds `list`, a page of the parent's resources. `extra` adds a group's own filters; they must be
- * in QUERY_PARAMETERS to reach the API.
+ * Adds `list`, a page of the parent's resources (`what`: "licenses", "API keys"). `extra` adds a
+ * group's own filters; they must be in QUERY_PARAMETERS to reach the API.
  */
 export function addList(
   io: CliIo,
   parent: Command,
+  what: string,
   plural: string,
   path: string,
   columns: string[],
   extra = (c: Command) => c,
 ): void {
-  extra(apiCommand(io, parent.command('list').description(`List ${parent.name()}`)))
+  extra(apiCommand(io, parent.command('list').description(`List ${what}, newest first`)))
     .option('--page <n>', 'page (from 1)', integer)
     .option('--per-page <n>', 'per page (1..100)', integer)
     .action(async (o: ApiOptions & Record<string, unknown>) => {
@@ -66,10 +73,18 @@ export function addList(
     });
 }
 
-/** Adds `get <id>`, one of the parent's resources. */
-export function addGet(io: CliIo, parent: Command, path: string, columns: string[]): void {
-  apiCommand(io, parent.command('get').description(`Show one of ${parent.name()}`).argument('<id>')).action(
-    async (id: string, o: ApiOptions) => {
+/** Adds `get <id>`: one of the parent's resources (`what`: "a license"), by what `resolve` accepts. */
+export function addGet(
+  io: CliIo,
+  parent: Command,
+  what: string,
+  path: string,
+  columns: string[],
+  resolve: IdResolver = asTyped,
+): void {
+  apiCommand(io, parent.command('get').description(`Show ${what}`).argument('<id>')).action(
+    async (typed: string, o: ApiOptions) => {
+      const id = await resolve(io, o, typed);
       const body = await callApi(io, o, 'GET', `${path}/${segment(id)}`);
       print(io, o, body, () => table([pick(body, columns)], true));
     },
@@ -77,9 +92,17 @@ export function addGet(io: CliIo, parent: Command, path: string, columns: string
 }
 
 /** Adds a command that sends DELETE for one resource: `delete` or `revoke`, by what it does. */
-export function addRemove(io: CliIo, parent: Command, name: string, description: string, path: string): void {
+export function addRemove(
+  io: CliIo,
+  parent: Command,
+  name: string,
+  description: string,
+  path: string,
+  resolve: IdResolver = asTyped,
+): void {
   apiCommand(io, parent.command(name).description(description).argument('<id>')).action(
-    async (id: string, o: ApiOptions) => {
+    async (typed: string, o: ApiOptions) => {
+      const id = await resolve(io, o, typed);
       const body = await callApi(io, o, 'DELETE', `${path}/${segment(id)}`);
       print(io, o, body, () => `${(body.message as string | undefined) ?? 'done'}\n`);
     },

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runLicensingCli } from '@licensing/app/cli';
 import { TestOrganization, TestStack, startStack } from './support/stack';
-import { productWithKeyPair, uniqueCode } from './support/fixtures';
+import { createLicense, productWithKeyPair, uniqueCode } from './support/fixtures';
 
 /** The `licensing` command line against the running platform, in-process, as an operator runs it. */
 describe('the licensing CLI', () => {
@@ -416,5 +416,47 @@ describe('the licensing CLI', () => {
     );
     expect((await cli('nonsense')).code).not.toBe(0);
     expect(readFileSync(join(dir, 'license.lic'), 'utf8').split('.')).toHaveLength(3);
+  });
+
+  it('names a license by its id or its serial, and says so when no license has it', async () => {
+    const { product } = await productWithKeyPair(org.api);
+    const license = await createLicense(org.api, { product_id: product.id, max_seats: 2 });
+    const serial = license.serial as string;
+    expect((await cli('licenses', 'get', serial, '--json')).json).toMatchObject({ id: license.id, serial });
+    expect((await cli('licenses', 'get', serial.toLowerCase(), '--json')).json).toMatchObject({
+      id: license.id,
+    });
+    expect((await cli('licenses', 'suspend', serial, '--json')).json).toMatchObject({ status: 'suspended' });
+    expect((await cli('licenses', 'reinstate', serial, '--json')).json).toMatchObject({ status: 'active' });
+    const file = join(dir, 'by-serial.lic');
+    expect((await cli('licenses', 'download', serial, '-o', file)).code).toBe(0);
+    expect(readFileSync(file, 'utf8').split('.')).toHaveLength(3);
+    expect((await cli('licenses', 'revoke', serial)).code).toBe(0);
+    expect((await org.api.get(`/api/v1/licenses/${license.id}`)).body.status).toBe('revoked');
+
+    const missing = await cli('licenses', 'get', 'LIC-NO-SUCH-SERIAL');
+    expect(missing).toMatchObject({
+      code: 1,
+      err: 'error: no license has the id or serial LIC-NO-SUCH-SERIAL\n',
+    });
+    // Another organization's serial is not found either.
+    const other = await stack.newOrganization();
+    const elsewhere = await createLicense(other.api, {
+      product_id: (await productWithKeyPair(other.api)).product.id,
+    });
+    expect((await cli('licenses', 'get', elsewhere.serial as string)).code).toBe(1);
+  });
+
+  it('reads its help as a person wrote it, renames a product, and names an unknown command', async () => {
+    expect((await cli('licenses', 'list', '--help')).out).toContain('List licenses, newest first');
+    expect((await cli('api-keys', 'list', '--help')).out).toContain('List API keys, newest first');
+    expect((await cli('products', 'get', '--help')).out).toContain('Show a product');
+    expect((await cli('licenses', 'get', '--help')).out).toContain('Show a license (by id or serial)');
+    const { product } = await productWithKeyPair(org.api);
+    const renamed = await cli('products', 'update', product.id, '--name', 'Photo Editor Pro', '--json');
+    expect(renamed.json).toMatchObject({ id: product.id, name: 'Photo Editor Pro', code: product.code });
+    const unknown = await cli('nonsense');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain("error: unknown command 'nonsense'");
   });
 });

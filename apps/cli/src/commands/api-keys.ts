@@ -15,6 +15,12 @@ export function registerApiKeyCommands(program: Command, io: CliIo): void {
       const body = await callApi(io, o, 'POST', '/v1/api-keys', { name: o.name, scopes: o.scopes });
       print(io, o, body, () => table([pick(body, ['id', 'name', 'scopes', 'key'])]));
     });
-  addList(io, apiKeys, 'api_keys', '/v1/api-keys', ['id', 'name', 'scopes', 'prefix', 'created_at']);
+  addList(io, apiKeys, 'API keys', 'api_keys', '/v1/api-keys', [
+    'id',
+    'name',
+    'scopes',
+    'prefix',
+    'created_at',
+  ]);
   addRemove(io, apiKeys, 'revoke', 'Revoke an API key', '/v1/api-keys');
 }

@@ -16,8 +16,8 @@ export function registerEntitlementCommands(program: Command, io: CliIo): void {
       const body = await callApi(io, o, 'POST', '/v1/entitlements', { code: o.code, name: o.name });
       print(io, o, body, () => table([pick(body, ENTITLEMENT_COLUMNS)]));
     });
-  addList(io, entitlements, 'entitlements', '/v1/entitlements', ENTITLEMENT_COLUMNS);
-  addGet(io, entitlements, '/v1/entitlements', ENTITLEMENT_COLUMNS);
+  addList(io, entitlements, 'entitlements', 'entitlements', '/v1/entitlements', ENTITLEMENT_COLUMNS);
+  addGet(io, entitlements, 'an entitlement', '/v1/entitlements', ENTITLEMENT_COLUMNS);
   apiCommand(
     io,
     entitlements.command('rename').description('Rename an entitlement').argument('<id>').argument('<name>'),

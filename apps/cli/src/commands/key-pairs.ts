@@ -22,5 +22,5 @@ export function registerKeyPairCommands(program: Command, io: CliIo): void {
       );
       print(io, o, body, () => table([pick(body, ['id', 'name', 'algorithm', 'fingerprint'])]));
     });
-  addList(io, keyPairs, 'key_pairs', '/v1/key-pairs', ['id', 'name', 'algorithm', 'created_at']);
+  addList(io, keyPairs, 'key pairs', 'key_pairs', '/v1/key-pairs', ['id', 'name', 'algorithm', 'created_at']);
 }

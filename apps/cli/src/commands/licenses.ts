@@ -2,15 +2,43 @@ import { writeFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { decodeLicense } from '@licensing/license-verifier';
 import { ApiOptions, callApi } from '../api-client';
-import type { CliIo } from '../cli-io';
-import { addGet, addList, addRemove, apiCommand, commandGroup, compact, pick, segment } from '../command-kit';
+import { CliError, type CliIo } from '../cli-io';
+import {
+  IdResolver,
+  addGet,
+  addList,
+  addRemove,
+  apiCommand,
+  commandGroup,
+  compact,
+  pick,
+  segment,
+} from '../command-kit';
 import { csv, integer } from '../option-parsers';
 import { print, table } from '../output';
 import { addLicenseExport, addLicenseImport } from './licenses-bulk';
 
 const LICENSE_COLUMNS = ['id', 'serial', 'status', 'license_type', 'customer_email', 'valid_until'];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** `licenses`: issue, change, count and save licenses, and import or export them in bulk. */
+/** A license's id, or the id of the license with that serial (one list call, by the exact serial). */
+export const licenseId: IdResolver = async (io, options, typed) => {
+  if (UUID.test(typed)) return typed;
+  const found = await callApi(
+    io,
+    options,
+    'GET',
+    `/v1/licenses?serial=${encodeURIComponent(typed)}&per_page=1`,
+  );
+  const [license] = found.licenses as { id: string }[];
+  if (!license) throw new CliError(`no license has the id or serial ${typed}`);
+  return license.id;
+};
+
+/**
+ * `licenses`: issue, change, count and save licenses, and import or export them in bulk. Every
+ * command that names one license takes its id or its serial.
+ */
 export function registerLicenseCommands(program: Command, io: CliIo): void {
   const licenses = commandGroup(program, io, 'licenses', 'Licenses');
   apiCommand(io, licenses.command('create').description('Issue a license'))
@@ -36,20 +64,21 @@ export function registerLicenseCommands(program: Command, io: CliIo): void {
       const body = await callApi(io, o, 'POST', '/v1/licenses', licenseBody(o));
       print(io, o, body, () => table([pick(body, LICENSE_COLUMNS)]));
     });
-  addList(io, licenses, 'licenses', '/v1/licenses', LICENSE_COLUMNS, (command) =>
+  addList(io, licenses, 'licenses', 'licenses', '/v1/licenses', LICENSE_COLUMNS, (command) =>
     command
       .option('--product-id <id>', 'only this product')
       .option('--status <status>', 'only this status')
       .option('--customer-email <text>', 'e-mail contains'),
   );
-  addGet(io, licenses, '/v1/licenses', LICENSE_COLUMNS);
-  addRemove(io, licenses, 'revoke', 'Revoke a license (cannot be undone)', '/v1/licenses');
+  addGet(io, licenses, 'a license (by id or serial)', '/v1/licenses', LICENSE_COLUMNS, licenseId);
+  addRemove(io, licenses, 'revoke', 'Revoke a license (cannot be undone)', '/v1/licenses', licenseId);
   for (const [name, status, description] of [
     ['suspend', 'suspended', 'Suspend a license'],
     ['reinstate', 'active', 'Reinstate a suspended license'],
   ] as const) {
     apiCommand(io, licenses.command(name).description(description).argument('<id>')).action(
-      async (id: string, o: ApiOptions) => {
+      async (typed: string, o: ApiOptions) => {
+        const id = await licenseId(io, o, typed);
         const body = await callApi(io, o, 'PATCH', `/v1/licenses/${segment(id)}`, { status });
         print(io, o, body, () => table([pick(body, LICENSE_COLUMNS)]));
       },
@@ -62,14 +91,16 @@ export function registerLicenseCommands(program: Command, io: CliIo): void {
     apiCommand(
       io,
       licenses.command(name).description(description).argument('<id>').argument('<codes...>'),
-    ).action(async (id: string, codes: string[], o: ApiOptions) => {
+    ).action(async (typed: string, codes: string[], o: ApiOptions) => {
+      const id = await licenseId(io, o, typed);
       const body = await callApi(io, o, method, `/v1/licenses/${segment(id)}/entitlements`, { codes });
       print(io, o, body, () => table([pick(body, ['id', 'serial', 'entitlements'])]));
     });
   }
   apiCommand(io, licenses.command('use').description('Count uses of a license').argument('<id>'))
     .option('--increment <n>', 'uses to add (default 1)', integer)
-    .action(async (id: string, o: ApiOptions & { increment?: number }) => {
+    .action(async (typed: string, o: ApiOptions & { increment?: number }) => {
+      const id = await licenseId(io, o, typed);
       const body = await callApi(
         io,
         o,
@@ -82,13 +113,15 @@ export function registerLicenseCommands(program: Command, io: CliIo): void {
   apiCommand(
     io,
     licenses.command('reset-usage').description("Reset a license's uses to 0").argument('<id>'),
-  ).action(async (id: string, o: ApiOptions) => {
+  ).action(async (typed: string, o: ApiOptions) => {
+    const id = await licenseId(io, o, typed);
     const body = await callApi(io, o, 'DELETE', `/v1/licenses/${segment(id)}/usage`);
     print(io, o, body, () => table([pick(body, ['uses', 'max_uses'])]));
   });
   apiCommand(io, licenses.command('download').description('Save the .lic file').argument('<id>'))
     .option('-o, --output <file>', 'where to write it (default: <SERIAL>.lic)')
-    .action(async (id: string, o: ApiOptions & { output?: string }) => {
+    .action(async (typed: string, o: ApiOptions & { output?: string }) => {
+      const id = await licenseId(io, o, typed);
       const body = await callApi(io, o, 'GET', `/v1/licenses/${segment(id)}`);
       const file = o.output ?? `${body.serial as string}.lic`;
       await writeFile(file, Buffer.from(body.license_blob as string, 'base64'));
@@ -107,7 +140,8 @@ export function registerLicenseCommands(program: Command, io: CliIo): void {
       integer,
     )
     .option('-o, --output <file>', 'where to write it (default: <SERIAL>.lic)')
-    .action(async (id: string, o: ApiOptions & { ttl?: number; output?: string }) => {
+    .action(async (typed: string, o: ApiOptions & { ttl?: number; output?: string }) => {
+      const id = await licenseId(io, o, typed);
       const body = await callApi(
         io,
         o,
@@ -117,7 +151,7 @@ export function registerLicenseCommands(program: Command, io: CliIo): void {
       );
       const bytes = Buffer.from(body.license_blob as string, 'base64');
       // The answer carries no serial, so it is read from the file. The id stands in if that fails.
-      const serial = decodeLicense(new Uint8Array(bytes))?.serial ?? id;
+      const serial = decodeLicense(new Uint8Array(bytes))?.serial ?? typed;
       const file = o.output ?? `${serial}.lic`;
       await writeFile(file, bytes);
       const saved = { file, serial, issued_at: body.issued_at, expires_at: body.expires_at };

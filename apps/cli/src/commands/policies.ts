@@ -21,10 +21,10 @@ export function registerPolicyCommands(program: Command, io: CliIo): void {
       const body = await callApi(io, o, 'POST', '/v1/policies', policyBody(o, true));
       print(io, o, body, () => table([pick(body, POLICY_COLUMNS)]));
     });
-  addList(io, policies, 'policies', '/v1/policies', POLICY_COLUMNS, (command) =>
+  addList(io, policies, 'policies', 'policies', '/v1/policies', POLICY_COLUMNS, (command) =>
     command.option('--product-id <id>', 'only this product'),
   );
-  addGet(io, policies, '/v1/policies', [
+  addGet(io, policies, 'a policy', '/v1/policies', [
     ...POLICY_COLUMNS,
     'max_processes',
     'heartbeat_interval_seconds',

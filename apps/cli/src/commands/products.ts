@@ -21,9 +21,10 @@ export function registerProductCommands(program: Command, io: CliIo): void {
       const body = await callApi(io, o, 'POST', '/v1/products', productBody(o, true));
       print(io, o, body, () => table([pick(body, PRODUCT_COLUMNS)]));
     });
-  addList(io, products, 'products', '/v1/products', PRODUCT_COLUMNS);
-  addGet(io, products, '/v1/products', PRODUCT_COLUMNS);
-  apiCommand(io, products.command('update').description('Change a product').argument('<id>'))
+  addList(io, products, 'products', 'products', '/v1/products', PRODUCT_COLUMNS);
+  addGet(io, products, 'a product', '/v1/products', PRODUCT_COLUMNS);
+  apiCommand(io, products.command('update').description('Change a product (its code stays)').argument('<id>'))
+    .option('--name <name>', 'its name')
     .option('--key-pair-id <id>', 'the key pair that signs its licenses')
     .option('--description <text>', 'a description')
     .option('--default-valid-days <days>', 'validity of new licenses (0: perpetual)', integer)
@@ -35,10 +36,11 @@ export function registerProductCommands(program: Command, io: CliIo): void {
   addRemove(io, products, 'delete', 'Delete a product', '/v1/products');
 }
 
-/** The body of `create`, or of `update`, which has no name or code options. */
+/** The body of `create`, or of `update`, which cannot change the code. */
 function productBody(o: Record<string, unknown>, create: boolean): Record<string, unknown> {
   return compact({
-    ...(create ? { name: o['name'], code: o['code'] } : {}),
+    name: o['name'],
+    ...(create ? { code: o['code'] } : {}),
     key_pair_id: o['keyPairId'],
     description: o['description'],
     default_valid_days: o['defaultValidDays'],
