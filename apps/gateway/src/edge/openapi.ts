@@ -114,6 +114,7 @@ function publishedDocument(generated: OpenAPIObject): OpenAPIObject {
   for (const [path, operation] of operationsOf(document)) {
     documentProbe(path, operation);
     moveRequestExample(operation);
+    describeQueryExamples(operation);
     documentPayloadLimit(operation);
     declareProblemJson(operation);
     declareScopes(operation);
@@ -195,6 +196,30 @@ function moveRequestExample(operation: OperationObject): void {
   delete operation[REQUEST_EXAMPLE_EXTENSION];
   const json = operation.requestBody?.content?.['application/json'];
   if (example !== undefined && json) json.example = example;
+}
+
+/**
+ * A query parameter's example moves into its description. Swagger UI fills "Try it out" with
+ * examples, and a list filtered by an example serial answers an empty list.
+ */
+function describeQueryExamples(operation: OperationObject): void {
+  const parameters = (operation.parameters ?? []) as {
+    in?: string;
+    description?: string;
+    example?: unknown;
+    schema?: Json;
+  }[];
+  for (const parameter of parameters) {
+    if (parameter.in !== 'query') continue;
+    const example = parameter.example ?? parameter.schema?.example;
+    delete parameter.example;
+    if (parameter.schema) delete parameter.schema.example;
+    if (example === undefined) continue;
+    const text = `Example: \`${String(example)}\`.`;
+    parameter.description = parameter.description
+      ? `${parameter.description.replace(/\.?$/, '.')} ${text}`
+      : text;
+  }
 }
 
 /** Any body over 1 MiB is refused before it is read, on every route that takes one. */
