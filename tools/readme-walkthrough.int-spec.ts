@@ -94,6 +94,12 @@ describe("the README's walk-through", () => {
       expect(output).toContain('"code":"VALID"');
       expect(output).toMatch(/d: 409/);
       expect(output).toMatch(/idempotent-replayed: true/i);
+      // The walk-through cleans up after itself: no webhook is left to retry into its stopped
+      // receiver, nor to deliver twice on the next run.
+      const webhooks = await fetch(`${platform.url}/api/v1/webhooks`, {
+        headers: { authorization: `Bearer ${key!}` },
+      });
+      expect(await webhooks.json()).toMatchObject({ webhooks: [], total: 0 });
     }
   }, 120_000);
 });

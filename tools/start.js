@@ -34,11 +34,19 @@ function stopAll(code) {
   process.exitCode = code;
 }
 
+// One setting moves the whole stack: each service's health port follows the gateway's PORT.
+const port = process.env.PORT ?? '3000';
+const healthPorts = new Map(
+  services.filter((s) => s.healthOffset !== undefined).map((s) => [s.name, Number(port) + s.healthOffset]),
+);
+
 for (const service of services) {
+  const healthPort = healthPorts.get(service.name);
   const child = spawn(process.execPath, ['-r', './tools/register-paths.js', service.main], {
     cwd: root,
     stdio: 'inherit',
-    env: { ...service.env, ...process.env },
+    // HEALTH_PORT is per process: one set for `npm start` would make five services share it.
+    env: { ...service.env, ...process.env, ...(healthPort ? { HEALTH_PORT: String(healthPort) } : {}) },
   });
   children.set(service.name, child);
   child.on('exit', (code, signal) => {
@@ -55,7 +63,6 @@ process.on('SIGTERM', () => stopAll(0));
 
 // Once the gateway answers, one line that says where everything is and how to get a key (the first
 // one is printed only on the first boot; later boots would otherwise say nothing).
-const port = process.env.PORT ?? '3000';
 const host = process.env.HOST && process.env.HOST !== '0.0.0.0' ? process.env.HOST : '127.0.0.1';
 const origin = `http://${host === '127.0.0.1' ? 'localhost' : host}:${port}`;
 const organization = process.env.BOOTSTRAP_DEFAULT_ORG === 'false' ? '<organization>' : 'default';
@@ -67,6 +74,7 @@ async function announceWhenReady() {
       if ((await fetch(`http://${host}:${port}/readyz`)).ok) {
         process.stdout.write(
           `\nLicensing platform ready: API ${origin}/api/v1, console ${origin}/console, docs ${origin}/docs, OpenAPI ${origin}/openapi.json; ` +
+            `health and metrics: ${[...healthPorts].map(([name, p]) => `${name} :${p}`).join(', ')}; ` +
             `an admin API key: npm run operator -- keys create --org ${organization}. Ctrl-C stops it.\n\n`,
         );
         return;

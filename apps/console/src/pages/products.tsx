@@ -140,7 +140,10 @@ function ProductForm({
         <input name="name" required value={form.name} onInput={set('name')} />
       </Field>
       {!product && (
-        <Field label="Code" hint="Letters and digits in hyphen-separated groups; part of every serial">
+        <Field
+          label="Code"
+          hint="Lowercase letters and digits in hyphen-separated groups; part of every serial"
+        >
           <input name="code" required value={form.code} onInput={set('code')} />
         </Field>
       )}
