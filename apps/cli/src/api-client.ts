@@ -23,6 +23,18 @@ export async function callApi(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<Record<string, unknown>> {
+  return (await requestApi(io, options, method, path, body, headers)).body;
+}
+
+/** callApi, with the answer's headers (`idempotent-replayed`, say). */
+export async function requestApi(
+  io: CliIo,
+  options: ApiOptions,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ body: Record<string, unknown>; headers: Headers }> {
   const url = (options.url ?? io.env['LICENSING_URL'] ?? DEFAULT_URL).replace(/\/+$/, '');
   const apiKey = options.apiKey ?? io.env['LICENSING_API_KEY'];
   if (!apiKey) throw new CliError('an API key is needed: --api-key or LICENSING_API_KEY', 2);
@@ -57,7 +69,7 @@ export async function callApi(
       errors.length > 0 ? `${detail}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}` : detail,
     );
   }
-  return parsed;
+  return { body: parsed, headers: response.headers };
 }
 
 /**

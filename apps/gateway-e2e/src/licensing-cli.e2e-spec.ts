@@ -279,7 +279,7 @@ describe('the licensing CLI', () => {
     expect(csv.code).toBe(0);
     const lines = csv.out.trim().split('\n');
     expect(lines[0]).toBe(
-      'id,serial,product_id,product_code,license_type,status,customer_id,customer_email,features,max_seats,valid_from,valid_until,created_at',
+      'id,serial,product_id,product_code,license_type,status,customer_id,customer_email,features,max_seats,fingerprint,valid_from,valid_until,created_at',
     );
     expect(lines).toHaveLength(5);
     const out = join(dir, 'export.jsonl');
@@ -307,6 +307,64 @@ describe('the licensing CLI', () => {
     ]);
     // Quotes and commas survive the CSV round trip.
     expect(lines.some((line) => line.includes('"c, the ""third"""'))).toBe(true);
+  });
+
+  it('imports its own export into another product: what is active, as it was, once', async () => {
+    const from = (await productWithKeyPair(org.api)).product;
+    const to = (await productWithKeyPair(org.api)).product;
+    const make = (body: Record<string, unknown>) => createLicense(org.api, { product_id: from.id, ...body });
+    await make({
+      customer_email: 'dated@example.com',
+      features: ['pro', 'sync'],
+      max_seats: 3,
+      valid_days: 30,
+    });
+    await make({ customer_email: 'forever@example.com', license_type: 'perpetual', valid_days: 0 });
+    await make({ customer_email: 'bound@example.com', hardware_binding: { fingerprint: 'machine-7' } });
+    const revoked = await make({ customer_email: 'revoked@example.com' });
+    expect((await org.api.delete(`/api/v1/licenses/${revoked.id}`)).status).toBe(200);
+    const suspended = await make({ customer_email: 'suspended@example.com' });
+    expect((await org.api.patch(`/api/v1/licenses/${suspended.id}`, { status: 'suspended' })).status).toBe(
+      200,
+    );
+
+    const file = join(dir, 'round-trip.csv');
+    expect((await cli('licenses', 'export', '--product-id', from.id, '-o', file)).code).toBe(0);
+    expect(readFileSync(file, 'utf8').split('\n')[0]).toContain(',fingerprint,');
+
+    const imported = await cli('licenses', 'import', file, '--product-id', to.id, '--json');
+    expect(imported).toMatchObject({
+      code: 0,
+      json: { rows: 5, ok: 3, created: 3, replayed: 0, failed: [] },
+    });
+    expect(imported.json.skipped.map((s: { reason: string }) => s.reason).sort()).toEqual([
+      'revoked in the export',
+      'suspended in the export',
+    ]);
+    const copies = (await org.api.get(`/api/v1/licenses?product_id=${to.id}`)).body.licenses as any[];
+    const byEmail = (email: string) => copies.find((license) => license.customer_email === email);
+    const originals = (await org.api.get(`/api/v1/licenses?product_id=${from.id}`)).body.licenses as any[];
+    const original = (email: string) => originals.find((license) => license.customer_email === email);
+    expect(copies).toHaveLength(3);
+    expect(byEmail('dated@example.com')).toMatchObject({
+      features: ['pro', 'sync'],
+      max_seats: 3,
+      status: 'active',
+    });
+    // It ends on the original's day or the next: whole days, counted from the start of today.
+    const ends = (email: string) =>
+      Date.parse(byEmail(email).valid_until) - Date.parse(original(email).valid_until);
+    expect(ends('dated@example.com')).toBeGreaterThanOrEqual(0);
+    expect(ends('dated@example.com')).toBeLessThanOrEqual(2 * 86_400_000);
+    expect(byEmail('forever@example.com')).toMatchObject({ license_type: 'perpetual', valid_until: null });
+    expect(byEmail('bound@example.com').hardware_binding).toEqual({ fingerprint: 'machine-7' });
+
+    // Again: nothing is created, and the report says so.
+    const again = await cli('licenses', 'import', file, '--product-id', to.id);
+    expect(again.code).toBe(0);
+    expect(again.out).toContain('3 of 5 rows imported: 0 created, 3 already imported by an earlier run');
+    expect(again.out).toContain('skipped, revoked in the export');
+    expect((await org.api.get(`/api/v1/licenses?product_id=${to.id}`)).body.total).toBe(3);
   });
 
   it('manages policies and issues licenses that follow one', async () => {

@@ -1,7 +1,15 @@
 import { createWriteStream } from 'node:fs';
 import { Command, Option } from 'commander';
-import { ApiOptions, callApi } from '../api-client';
-import { EXPORT_COLUMNS, IMPORT_COLUMNS, ImportRow, csvLine, readImport } from '../bulk';
+import { ApiOptions, callApi, requestApi } from '../api-client';
+import {
+  EXPORT_COLUMNS,
+  IGNORED_COLUMNS,
+  IMPORT_COLUMNS,
+  ImportRow,
+  csvLine,
+  exportRow,
+  readImport,
+} from '../bulk';
 import { CliError, type CliIo } from '../cli-io';
 import { QUERY_PARAMETERS, apiCommand } from '../command-kit';
 import { integer } from '../option-parsers';
@@ -19,16 +27,20 @@ export function addLicenseImport(io: CliIo, licenses: Command): void {
       .argument('<file>'),
   )
     .option('--concurrency <n>', 'requests in flight (1..16)', integer, 4)
+    .option('--product-id <id>', "every row's product (to import an export into another product)")
     .addHelpText(
       'after',
       `\nColumns (a header row names them; only product_id is required): ${IMPORT_COLUMNS.join(', ')}.\n` +
-        'features are separated by ";". Each row is sent with an Idempotency-Key made of its line and\n' +
-        'content: importing the same file again, or re-running an interrupted import, creates nothing twice.\n',
+        'features are separated by ";". A file of `licenses export` imports as it is: its other columns\n' +
+        `(${IGNORED_COLUMNS.join(', ')}) are read past, a license it shows revoked, suspended or expired is\n` +
+        'skipped, and valid_until becomes the days left (whole days; empty: no end).\n' +
+        'Each row is sent with an Idempotency-Key made of its line and content: importing the same file\n' +
+        'again, or re-running an interrupted import, creates nothing twice.\n',
     )
-    .action(async (file: string, o: ApiOptions & { concurrency: number }) => {
+    .action(async (file: string, o: ApiOptions & { concurrency: number; productId?: string }) => {
       let rows: ImportRow[];
       try {
-        rows = await readImport(file);
+        rows = await readImport(file, { productId: o.productId });
       } catch (error) {
         throw new CliError(
           `cannot import ${file}: ${error instanceof Error ? error.message : String(error)}`,
@@ -36,7 +48,12 @@ export function addLicenseImport(io: CliIo, licenses: Command): void {
         );
       }
       const failed: { line: number; detail: string }[] = [];
-      let done = 0;
+      const skipped = rows
+        .filter((row) => row.skip !== undefined)
+        .map(({ line, skip }) => ({ line, reason: skip! }));
+      let created = 0;
+      let replayed = 0;
+      let done = skipped.length;
       const progress = () => {
         if (!io.interactive) return;
         const width = 30;
@@ -44,17 +61,22 @@ export function addLicenseImport(io: CliIo, licenses: Command): void {
         io.stderr(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${rows.length}`);
       };
       // Workers share one queue, so a slow row does not hold up the others.
-      const queue = [...rows];
+      const queue = rows.filter((row) => row.skip === undefined);
       const worker = async () => {
         for (let row = queue.shift(); row; row = queue.shift()) {
-          await callApi(io, o, 'POST', '/v1/licenses', row.body, { 'idempotency-key': row.key }).catch(
-            (error: unknown) => {
-              failed.push({
-                line: row!.line,
-                detail: error instanceof Error ? error.message : String(error),
-              });
-            },
-          );
+          try {
+            const answer = await requestApi(io, o, 'POST', '/v1/licenses', row.body, {
+              'idempotency-key': row.key,
+            });
+            if (answer.headers.get('idempotent-replayed') === 'true') replayed += 1;
+            else created += 1;
+          } catch (error) {
+            const detail = error instanceof Error ? error.message : String(error);
+            // The row's key was used with another body: an earlier run imported it (a valid_until
+            // counted from another day, say).
+            if (/Idempotency-Key was already used with a different request body/.test(detail)) replayed += 1;
+            else failed.push({ line: row.line, detail });
+          }
           done += 1;
           progress();
         }
@@ -63,13 +85,14 @@ export function addLicenseImport(io: CliIo, licenses: Command): void {
       if (io.interactive) io.stderr('\n');
       // Rows finish out of order. The report follows the file.
       failed.sort((a, b) => a.line - b.line);
-      const summary = { rows: rows.length, ok: rows.length - failed.length, failed };
+      const summary = { rows: rows.length, ok: created + replayed, created, replayed, skipped, failed };
       print(
         io,
         o,
         summary,
         () =>
-          `${summary.ok} of ${summary.rows} rows imported\n` +
+          `${summary.ok} of ${summary.rows} rows imported: ${created} created, ${replayed} already imported by an earlier run\n` +
+          skipped.map(({ line, reason }) => `line ${line}: skipped, ${reason}\n`).join('') +
           failed.map(({ line, detail }) => `line ${line}: ${detail}\n`).join(''),
       );
       if (failed.length > 0) throw new CliError(`${failed.length} row(s) failed`);
@@ -103,11 +126,7 @@ export function addLicenseExport(io: CliIo, licenses: Command): void {
           const body = await callApi(io, o, 'GET', `/v1/licenses?${query}`);
           const rows = body['licenses'] as Record<string, unknown>[];
           for (const row of rows) {
-            write(
-              o.format === 'csv'
-                ? csvLine(EXPORT_COLUMNS.map((column) => row[column]))
-                : `${JSON.stringify(row)}\n`,
-            );
+            write(o.format === 'csv' ? csvLine(exportRow(row)) : `${JSON.stringify(row)}\n`);
           }
           written += rows.length;
           // An empty page ends it too. Licenses deleted meanwhile would otherwise keep it looping.
