@@ -12,6 +12,7 @@ import {
   Messages,
   UpdateLicenseDto,
   effectiveStatus,
+  eventSubject,
   pageOf,
 } from '@licensing/contracts';
 import { generateSerial } from '@licensing/license-format';
@@ -21,6 +22,7 @@ import { Metrics } from '@licensing/shared/metrics';
 import {
   OutboxEventEntity,
   OutboxRelay,
+  OutboxRow,
   auditChanges,
   auditRow,
   eventRow,
@@ -338,6 +340,7 @@ export class LicensesService {
    * status written through to the revocation cache before this answers.
    */
   async update(orgId: string, id: string, changes: UpdateLicenseDto): Promise<LicenseView> {
+    const events: OutboxRow[] = [];
     const { license, product } = await this.dataSource.transaction(async (manager) => {
       const license = await manager.findOne(LicenseEntity, {
         where: { id, orgId },
@@ -366,15 +369,17 @@ export class LicensesService {
       const data = toLicenseView(license, product, { withBlob: false });
       // One event and one audit entry per kind of change: suspending and editing fields is both.
       const { status: statusChange, ...fieldChanges } = auditChanges(before, data);
-      const record = (action: 'updated' | 'suspended' | 'reinstated', changes: AuditChanges) =>
-        recordLicenseChange(manager, license, {
-          type: `license.${action}`,
-          action,
-          before,
-          data,
-          now,
-          changes,
-        });
+      const record = async (action: 'updated' | 'suspended' | 'reinstated', changes: AuditChanges) =>
+        events.push(
+          await recordLicenseChange(manager, license, {
+            type: `license.${action}`,
+            action,
+            before,
+            data,
+            now,
+            changes,
+          }),
+        );
       const status: AuditChanges = statusChange ? { status: statusChange } : {};
       const suspended = statusBefore !== 'suspended' && license.status === 'suspended';
       const reinstated = statusBefore === 'suspended' && license.status !== 'suspended';
@@ -388,7 +393,7 @@ export class LicensesService {
         await record('updated', suspended || reinstated ? fieldChanges : { ...status, ...fieldChanges });
       return { license, product };
     });
-    await this.writeThrough(license);
+    await this.writeThrough(license, events);
     return toLicenseView(license, product, { withBlob: true });
   }
 
@@ -400,6 +405,7 @@ export class LicensesService {
    * and retries.
    */
   async revoke(orgId: string, id: string): Promise<MessageView> {
+    let event: OutboxRow | undefined;
     const license = await this.dataSource.transaction(async (manager) => {
       const found = await manager.findOne(LicenseEntity, {
         where: { id, orgId },
@@ -415,7 +421,7 @@ export class LicensesService {
       await manager.update(LicenseEntity, { id }, { status: 'revoked', revokedAt: now, updatedAt: now });
       await bumpListVersions(manager, [found], now);
       const data = toLicenseView(found, product, { withBlob: false });
-      await recordLicenseChange(manager, found, {
+      event = await recordLicenseChange(manager, found, {
         type: 'license.revoked',
         action: 'revoked',
         before,
@@ -424,20 +430,24 @@ export class LicensesService {
       });
       return found;
     });
-    await this.writeThrough(license);
+    // Revoking again (a retry after a 503): the first revoke's event, if the relay has not published it.
+    const events = event
+      ? [event]
+      : await this.relay.pending(eventSubject(orgId, 'license.revoked'), `"id":"${license.id}"`);
+    await this.writeThrough(license, events);
     return { message: `License ${id} revoked` };
   }
 
   /**
-   * Before a status change answers, its event is in JetStream and its status in the revocation
-   * cache. The event is a second copy of the change: after an asynchronous failover loses the
+   * Before a status change answers, its events are in JetStream (published here, ahead of the
+   * outbox relay, with no lock to wait for) and its status in the revocation cache. The event is a second copy of the change: after an asynchronous failover loses the
    * database's last commits, the event replay writes the change back. Either step failing is a
    * 503: the change stands, and a retry (revoking again, or the same PATCH) completes both.
    */
-  private async writeThrough(license: LicenseEntity): Promise<void> {
+  private async writeThrough(license: LicenseEntity, events: readonly OutboxRow[]): Promise<void> {
     try {
       await Promise.all([
-        this.relay.publishCommitted(),
+        this.relay.publishNow(events),
         this.bus.send(Messages.revocation.put, { statuses: [toSerialStatus(license)] }),
       ]);
     } catch {

@@ -1,6 +1,6 @@
 import { EntityManager } from 'typeorm';
 import { AuditAction, AuditChanges, LicenseEventType, LicenseView } from '@licensing/contracts';
-import { auditChanges, recordAudit, recordEvent } from '@licensing/shared/events';
+import { OutboxRow, auditChanges, eventMessage, recordAudit, recordEvent } from '@licensing/shared/events';
 import type { LicenseEntity } from './license.entity';
 import { toSerialStatus } from './serial-statuses.service';
 
@@ -18,14 +18,15 @@ interface LicenseChange {
 
 /**
  * Records a change of a license inside its transaction: its event, with the serial status the
- * revocation cache reads, and its audit entry, both through the outbox.
+ * revocation cache reads, and its audit entry, both through the outbox. Returns the event's outbox
+ * row, for a change that publishes it before answering.
  */
 export async function recordLicenseChange(
   manager: EntityManager,
   license: LicenseEntity,
   { type, action, before, data, now, changes }: LicenseChange,
-): Promise<void> {
-  await recordEvent(manager, {
+): Promise<OutboxRow> {
+  const event = await recordEvent(manager, {
     type,
     orgId: license.orgId,
     data,
@@ -40,4 +41,5 @@ export async function recordLicenseChange(
     changes: changes ?? auditChanges(before, data),
     occurredAt: now,
   });
+  return eventMessage(event);
 }

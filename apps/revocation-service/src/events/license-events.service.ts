@@ -9,6 +9,8 @@ const BATCH_SIZE = 256;
 const PULL_OPEN_MS = 5_000;
 const RETRY_BASE_MS = 500;
 const RETRY_MAX_MS = 15_000;
+/** After a closed generation opens, how much later its skipped events are delivered again. */
+const OPEN_MARGIN_MS = 250;
 
 /** How long an event waits before its next delivery while Redis is down: longer each time, capped. */
 export function redeliveryDelayMs(redeliveryCount: number): number {
@@ -41,8 +43,12 @@ export class LicenseEventsService implements OnApplicationBootstrap, BeforeAppli
       },
       process: async (batch) => {
         try {
-          await cache.putMany(batch.map(({ value }) => value));
-          return batch.map(() => 'ack');
+          if (await cache.putMany(batch.map(({ value }) => value))) return batch.map(() => 'ack');
+          // Skipped: the generation is closed and new (an upgrade from the previous format). The
+          // events apply once it opens, so that no older entry written then (a late fill, another
+          // event redelivered) can outlive the change they carry.
+          const opensInMs = cache.closedForMs + OPEN_MARGIN_MS;
+          return batch.map(() => ({ retryInMs: opensInMs }));
         } catch {
           // Logged by the cache. Back off further on each redelivery while Redis stays down.
           return batch.map(({ message }) => ({ retryInMs: redeliveryDelayMs(message.info.redeliveryCount) }));

@@ -15,7 +15,7 @@ import { SerialStatusCache } from '@licensing/shared/serial-cache';
  */
 @Injectable()
 export class SerialStatusesService implements BeforeApplicationShutdown {
-  private readonly fills = new Set<Promise<void>>();
+  private readonly fills = new Set<Promise<unknown>>();
 
   constructor(
     private readonly cache: SerialStatusCache,

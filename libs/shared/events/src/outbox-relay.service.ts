@@ -8,7 +8,7 @@ import { Metrics } from '@licensing/shared/metrics';
 import { inTraceOf, tracing } from '@licensing/shared/tracing';
 import { OutboxEventEntity } from './outbox-event.entity';
 import { OutboxMessage, outboxMessages } from './outbox-messages';
-import { outboxChannel } from './outbox-signal';
+import { OutboxRow, outboxChannel } from './outbox-signal';
 
 const BATCH_SIZE = 100;
 /** Without a notification (the listening connection lost one), the outbox is still looked at this often. */
@@ -42,9 +42,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private unmeasure?: () => void;
 
   private readonly takeBatch: string;
-  private readonly takeThrough: string;
-  private readonly lastSeq: string;
-  private readonly pendingThrough: string;
+  private readonly pendingOn: string;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -54,12 +52,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.takeBatch = `DELETE FROM ${table} WHERE seq IN (
                         SELECT seq FROM ${table} ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED)
                       RETURNING seq, id, subject, payload, trace_context AS "traceContext"`;
-    // Without SKIP LOCKED: rows another relay holds are waited for, and skipped once it deleted them.
-    this.takeThrough = `DELETE FROM ${table} WHERE seq IN (
-                          SELECT seq FROM ${table} WHERE seq <= $1 ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE)
-                        RETURNING seq, id, subject, payload, trace_context AS "traceContext"`;
-    this.lastSeq = `SELECT max(seq)::text AS seq FROM ${table}`;
-    this.pendingThrough = `SELECT EXISTS (SELECT 1 FROM ${table} WHERE seq <= $1) AS pending`;
+    this.pendingOn = `SELECT id, subject, payload FROM ${table} WHERE subject = $1 AND payload LIKE $2 ORDER BY seq`;
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -139,30 +132,30 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   async drain(): Promise<number> {
     let total = 0;
     for (;;) {
-      const published = await this.publishBatch(this.takeBatch);
+      const published = await this.publishBatch();
       total += published;
       if (published < BATCH_SIZE) return total;
     }
   }
 
   /**
-   * Returns once every event committed before the call is in JetStream. It publishes what is
-   * pending itself and waits for the batches other relays hold. A change whose event must outlive
-   * its database's last commits (a revoke, through an asynchronous failover) answers after this:
-   * the event stream is then a second copy of it. Throws when JetStream cannot be reached.
+   * Publishes committed outbox rows now, ahead of the relay: for a change whose event must be in
+   * the stream before it answers. The relay publishes the same rows later with the same message
+   * ids, and JetStream drops those copies (its duplicate window is 10 minutes; a copy later than
+   * that is a second delivery, which every consumer already tolerates). It takes no lock, so a
+   * relay that holds the rows (one cut off by a partition, say) never delays it. Throws when
+   * JetStream cannot be reached.
    */
-  async publishCommitted(): Promise<void> {
-    const [{ seq: last }] = (await this.dataSource.query(this.lastSeq)) as { seq: string | null }[];
-    if (last === null) return;
-    for (;;) {
-      const published = await this.publishBatch(this.takeThrough, [last]);
-      if (published === BATCH_SIZE) continue;
-      // Fewer rows: the rest is published, or was held by another relay when the batch was taken.
-      const [{ pending }] = (await this.dataSource.query(this.pendingThrough, [last])) as {
-        pending: boolean;
-      }[];
-      if (!pending) return;
-    }
+  async publishNow(rows: readonly OutboxRow[]): Promise<void> {
+    await Promise.all(rows.map((row) => this.publish({ ...row, traceContext: null })));
+  }
+
+  /**
+   * The rows still in the outbox on `subject` whose payload holds `text` (a license id, say), with
+   * no lock: those a relay holds but has not published yet are among them.
+   */
+  async pending(subject: string, text: string): Promise<OutboxRow[]> {
+    return (await this.dataSource.query(this.pendingOn, [subject, `%${text}%`])) as OutboxRow[];
   }
 
   private async run(): Promise<void> {
@@ -200,14 +193,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /**
-   * Takes a batch (the oldest nobody else holds, for the loop; deleted in this transaction, so
-   * locked until it commits), publishes it, and commits: one statement besides BEGIN and COMMIT. A failed
+   * Takes the oldest batch nobody else holds (deleted in this transaction, so locked until it
+   * commits), publishes it, and commits: one statement besides BEGIN and COMMIT. A failed
    * publication rolls the deletion back, and the batch is published again.
    */
-  private publishBatch(take: string, parameters: unknown[] = []): Promise<number> {
+  private publishBatch(): Promise<number> {
     return this.dataSource.transaction(async (manager) => {
       // Structured: TypeORM answers a bare DELETE … RETURNING as [rows, count].
-      const taken = (await manager.queryRunner!.query(take, parameters, true)) as {
+      const taken = (await manager.queryRunner!.query(this.takeBatch, [], true)) as {
         records: OutboxEventEntity[];
       };
       const rows = taken.records.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));

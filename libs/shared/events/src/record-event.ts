@@ -54,12 +54,14 @@ export function eventRow<T extends EventType>(
     data: event.data,
     ...(event.serialStatus ? { serial_status: event.serialStatus } : {}),
   };
+  return { published, row: eventMessage(published) };
+}
+
+/** An event as the outbox stores it and the relay publishes it: the same bytes and message id. */
+export function eventMessage(published: LicensingEvent): OutboxRow {
   return {
-    published,
-    row: {
-      id: published.id,
-      subject: eventSubject(event.orgId, event.type),
-      payload: JSON.stringify(published),
-    },
+    id: published.id,
+    subject: eventSubject(published.org_id, published.type as EventType),
+    payload: JSON.stringify(published),
   };
 }

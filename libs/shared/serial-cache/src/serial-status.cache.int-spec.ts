@@ -244,9 +244,11 @@ return ARGV[2]
         await expect(previousClaim()).rejects.toThrow(/WRONGTYPE/);
         // Nothing reads or writes the new generation until every old process has checked again.
         expect(await open(writer)).toBe(false);
-        // A write has nothing to correct in a generation no one reads and that opens empty:
-        // it succeeds, so a revocation written through is not refused meanwhile.
-        await writer.putMany([status('EARLY')]);
+        // A write has nothing to correct in a generation no one reads and that opens empty: it
+        // is skipped without failing, so a revocation written through is not refused meanwhile,
+        // and it says so, so that a license event is applied again once the generation opens.
+        expect(writer.closedForMs).toBeGreaterThan(0);
+        expect(await writer.putMany([status('EARLY')])).toBe(false);
         await waitFor(() => open(reader).then((isOpen) => !isOpen), { what: 'the reader closing' });
         await waitFor(() => open(writer), { what: 'the generation opening', timeoutMs: 5_000 });
         expect(Date.now() - fenced).toBeGreaterThanOrEqual(1_400);
@@ -254,7 +256,8 @@ return ARGV[2]
         expect((await writer.getMany(org, ['EARLY'])).misses).toEqual(['EARLY']);
 
         // Once fenced, a writer checking again does not close the generation.
-        await writer.putMany([status('FENCED')]);
+        expect(writer.closedForMs).toBe(0);
+        expect(await writer.putMany([status('FENCED')])).toBe(true);
         await writer.checkGeneration();
         expect((await writer.getMany(org, ['FENCED'])).hits).toHaveLength(1);
 

@@ -278,6 +278,11 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
     return this.prefix === undefined && Date.now() < this.closedUntil;
   }
 
+  /** How long the generation stays closed and new for sure: 0 when it is not. */
+  get closedForMs(): number {
+    return this.closedAndNew ? this.closedUntil - Date.now() : 0;
+  }
+
   /** The key prefix of the current generation, or a failure when there is none to trust. */
   protected currentPrefix(): string {
     if (this.prefix === undefined) throw new Error('the cache generation of this Redis is not confirmed yet');
@@ -343,23 +348,25 @@ export class SerialStatusCache extends SerialStatusReader {
     this.redis.defineCommand('putSerialStatus', { numberOfKeys: 1, lua: PUT_SERIAL_STATUS });
   }
 
-  putMany(statuses: readonly SerialStatus[]): Promise<void> {
+  putMany(statuses: readonly SerialStatus[]): Promise<boolean> {
     return this.put(statuses, '', []);
   }
 
-  putNegative(orgId: string, serials: readonly string[]): Promise<void> {
+  putNegative(orgId: string, serials: readonly string[]): Promise<boolean> {
     return this.put([], orgId, serials);
   }
 
   /**
    * Statuses (each under its own organization) and the serials `orgId` has no license of, in one
    * pipeline. A negative entry never replaces a status (NX): a license created between the lookup
-   * and this write must not be hidden.
+   * and this write must not be hidden. Resolves to false when the write was skipped: the
+   * generation is closed and new (closedForMs), so nothing reads it yet.
    */
-  async put(statuses: readonly SerialStatus[], orgId: string, unknown: readonly string[]): Promise<void> {
-    if (statuses.length === 0 && unknown.length === 0) return;
+  async put(statuses: readonly SerialStatus[], orgId: string, unknown: readonly string[]): Promise<boolean> {
+    if (statuses.length === 0 && unknown.length === 0) return true;
     // A write-through then succeeds, rather than failing a revocation for a cache no one reads.
-    if (this.closedAndNew) return;
+    // What must reach the generation once it opens (a license event) is applied again then.
+    if (this.closedAndNew) return false;
     let prefix: string;
     try {
       prefix = this.currentPrefix();
@@ -391,5 +398,6 @@ export class SerialStatusCache extends SerialStatusReader {
     // A pipeline resolves with each command's own error instead of rejecting.
     const error = results?.find(([commandError]) => commandError)?.[0];
     if (error) throw this.failed('put', error);
+    return true;
   }
 }
