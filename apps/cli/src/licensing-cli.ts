@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, type CliIo } from './cli-io';
+import { registerActivationCommands } from './commands/activations';
 import { registerApiKeyCommands } from './commands/api-keys';
 import { registerEntitlementCommands } from './commands/entitlements';
 import { registerKeyPairCommands } from './commands/key-pairs';
@@ -7,6 +8,7 @@ import { registerLicenseFileCommands } from './commands/license-files';
 import { registerLicenseCommands } from './commands/licenses';
 import { registerPolicyCommands } from './commands/policies';
 import { registerProductCommands } from './commands/products';
+import { registerWebhookCommands } from './commands/webhooks';
 
 /** Runs one command line (argv without `node licensing`) and resolves to its exit code. */
 export async function runLicensingCli(argv: string[], io: CliIo): Promise<number> {
@@ -32,7 +34,7 @@ export async function runLicensingCli(argv: string[], io: CliIo): Promise<number
 function buildProgram(io: CliIo): Command {
   const program = new Command('licensing')
     .description(
-      'Verify license files, and manage products, policies, licenses, entitlements, key pairs and API keys.',
+      'Verify license files, and manage products, policies, licenses, activations, entitlements, webhooks, key pairs and API keys.',
     )
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride()
@@ -42,7 +44,9 @@ function buildProgram(io: CliIo): Command {
   registerProductCommands(program, io);
   registerPolicyCommands(program, io);
   registerLicenseCommands(program, io);
+  registerActivationCommands(program, io);
   registerEntitlementCommands(program, io);
+  registerWebhookCommands(program, io);
   registerApiKeyCommands(program, io);
   return program;
 }

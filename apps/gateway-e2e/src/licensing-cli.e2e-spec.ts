@@ -367,6 +367,88 @@ describe('the licensing CLI', () => {
     expect((await org.api.get(`/api/v1/licenses?product_id=${to.id}`)).body.total).toBe(3);
   });
 
+  it('changes a license, frees a seat, and manages webhooks and their deliveries', async () => {
+    const { product } = await productWithKeyPair(org.api);
+    const license = await createLicense(org.api, { product_id: product.id, max_seats: 2, valid_days: 30 });
+    const serial = license.serial as string;
+    const updated = await cli(
+      'licenses',
+      'update',
+      serial,
+      '--customer-email',
+      'new@example.com',
+      '--max-seats',
+      '4',
+      '--features',
+      'pro,sync',
+      '--valid-until',
+      'none',
+      '--fingerprint',
+      'machine-9',
+      '--json',
+    );
+    expect(updated.json).toMatchObject({
+      id: license.id,
+      customer_email: 'new@example.com',
+      max_seats: 4,
+      features: ['pro', 'sync'],
+      valid_until: null,
+      hardware_binding: { fingerprint: 'machine-9' },
+    });
+    expect(
+      (await cli('licenses', 'update', serial, '--fingerprint', 'none', '--json')).json.hardware_binding,
+    ).toBe(null);
+
+    const seat = await org.api.post('/api/v1/activations', {
+      license_id: license.id,
+      fingerprint: 'machine-9',
+    });
+    expect(seat.status).toBe(201);
+    const listed = await cli('activations', 'list', '--license', serial, '--json');
+    expect(listed.json).toMatchObject({
+      total: 1,
+      activations: [{ id: seat.body.id, fingerprint: 'machine-9' }],
+    });
+    expect((await cli('activations', 'delete', seat.body.id)).code).toBe(0);
+    expect((await cli('activations', 'list', '--license', license.id, '--json')).json.total).toBe(0);
+
+    const created = await cli(
+      'webhooks',
+      'create',
+      '--endpoint',
+      'https://hooks.example.test/cli',
+      '--events',
+      'license.*,product.created',
+      '--json',
+    );
+    expect(created.json).toMatchObject({
+      events: ['license.*', 'product.created'],
+      secret: expect.stringMatching(/^whsec_/),
+    });
+    const id = created.json.id as string;
+    expect(
+      (await cli('webhooks', 'list', '--json')).json.webhooks.map((w: { id: string }) => w.id),
+    ).toContain(id);
+    expect((await cli('webhooks', 'get', id, '--json')).json).toMatchObject({ id, enabled: true });
+    expect((await cli('webhooks', 'update', id, '--disable', '--events', '*', '--json')).json).toMatchObject({
+      enabled: false,
+      events: ['*'],
+    });
+    expect((await cli('webhooks', 'update', id, '--enable', '--json')).json).toMatchObject({ enabled: true });
+    const rotated = await cli('webhooks', 'rotate-secret', id, '--json');
+    expect(rotated.json.secret).not.toBe(created.json.secret);
+    const tested = await cli('webhooks', 'test', id, '--json');
+    expect(tested.json.delivery_id).toEqual(expect.any(String));
+    const log = await cli('webhooks', 'deliveries', id, '--json');
+    expect(log.json.deliveries.map((d: { id: string }) => d.id)).toContain(tested.json.delivery_id);
+    expect((await cli('webhooks', 'redeliver', tested.json.delivery_id, '--json')).json).toMatchObject({
+      id: tested.json.delivery_id,
+      status: 'pending',
+    });
+    expect((await cli('webhooks', 'delete', id)).code).toBe(0);
+    expect((await cli('webhooks', 'get', id)).code).toBe(1);
+  });
+
   it('manages policies and issues licenses that follow one', async () => {
     const { product } = await productWithKeyPair(org.api);
     const code = uniqueCode('ent');

@@ -14,7 +14,7 @@ import {
   pick,
   segment,
 } from '../command-kit';
-import { csv, integer } from '../option-parsers';
+import { csv, integer, optionalInteger, orNull } from '../option-parsers';
 import { print, table } from '../output';
 import { addLicenseExport, addLicenseImport } from './licenses-bulk';
 
@@ -71,6 +71,35 @@ export function registerLicenseCommands(program: Command, io: CliIo): void {
       .option('--customer-email <text>', 'e-mail contains'),
   );
   addGet(io, licenses, 'a license (by id or serial)', '/v1/licenses', LICENSE_COLUMNS, licenseId);
+  apiCommand(io, licenses.command('update').description('Change a license (signed again)').argument('<id>'))
+    .option('--customer-id <id>', 'your customer reference ("none" to clear)')
+    .option('--customer-email <email>', 'the customer\'s e-mail ("none" to clear)')
+    .option('--features <features>', 'comma-separated features (replaces them)', csv)
+    .option('--max-seats <seats>', 'machine seats', integer)
+    .option('--max-uses <uses>', 'uses it may count ("none": no limit)', optionalInteger)
+    .option('--valid-until <time>', 'when it ends (ISO 8601; "none": never)')
+    .option('--fingerprint <fingerprint>', 'bind it to one machine ("none" to unbind)')
+    .action(async (typed: string, o: ApiOptions & Record<string, unknown>) => {
+      const id = await licenseId(io, o, typed);
+      const fingerprint = o['fingerprint'] as string | undefined;
+      const body = await callApi(
+        io,
+        o,
+        'PATCH',
+        `/v1/licenses/${segment(id)}`,
+        compact({
+          customer_id: orNull(o['customerId']),
+          customer_email: orNull(o['customerEmail']),
+          features: o['features'],
+          max_seats: o['maxSeats'],
+          max_uses: orNull(o['maxUses']),
+          valid_until: orNull(o['validUntil']),
+          hardware_binding:
+            fingerprint === undefined ? undefined : fingerprint === 'none' ? null : { fingerprint },
+        }),
+      );
+      print(io, o, body, () => table([pick(body, LICENSE_COLUMNS)]));
+    });
   addRemove(io, licenses, 'revoke', 'Revoke a license (cannot be undone)', '/v1/licenses', licenseId);
   for (const [name, status, description] of [
     ['suspend', 'suspended', 'Suspend a license'],
