@@ -6,8 +6,13 @@ const { spawn, spawnSync } = require('node:child_process');
 const path = require('node:path');
 const services = require('./services');
 const { buildConsole } = require('./build-console');
+const { eachLine, prettyLine, wantsPretty } = require('./log-lines');
 
 const root = path.join(__dirname, '..');
+const say = (line) => process.stdout.write(`${line}\n`);
+const started = Date.now();
+const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+say('Compiling the workspace (tsc -b, incremental: the first run takes a minute)…');
 const build = spawnSync(
   process.execPath,
   [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'],
@@ -19,9 +24,14 @@ const build = spawnSync(
 if (build.status !== 0) process.exit(build.status ?? 1);
 // The browser console the gateway serves at /console, rebuilt only when its sources changed.
 if (!buildConsole()) process.exit(1);
+say(`Compiled in ${seconds()}. Starting ${services.map((service) => service.name).join(', ')}…`);
 
 const children = new Map();
 let stopping = false;
+/** On a terminal, log lines are rewritten for a person (tools/log-lines.js). */
+const pretty = wantsPretty(process.stdout);
+/** The admin key the gateway printed on the first boot of this database, for the ready block. */
+let firstBootKey;
 
 function stopAll(code) {
   if (stopping) return;
@@ -44,11 +54,16 @@ for (const service of services) {
   const healthPort = healthPorts.get(service.name);
   const child = spawn(process.execPath, ['-r', './tools/register-paths.js', service.main], {
     cwd: root,
-    stdio: 'inherit',
+    stdio: ['inherit', 'pipe', 'pipe'],
     // HEALTH_PORT is per process: one set for `npm start` would make five services share it.
     env: { ...service.env, ...process.env, ...(healthPort ? { HEALTH_PORT: String(healthPort) } : {}) },
   });
   children.set(service.name, child);
+  eachLine(child.stdout, (line) => {
+    firstBootKey ??= /export LICENSING_API_KEY=(lk_\S+)/.exec(line)?.[1];
+    process.stdout.write(`${pretty ? prettyLine(line) : line}\n`);
+  });
+  eachLine(child.stderr, (line) => process.stderr.write(`${pretty ? prettyLine(line) : line}\n`));
   child.on('exit', (code, signal) => {
     children.delete(service.name);
     if (!stopping) {
@@ -73,9 +88,14 @@ async function announceWhenReady() {
     try {
       if ((await fetch(`http://${host}:${port}/readyz`)).ok) {
         process.stdout.write(
-          `\nLicensing platform ready: API ${origin}/api/v1, console ${origin}/console, docs ${origin}/docs, OpenAPI ${origin}/openapi.json; ` +
+          `\nLicensing platform ready (${seconds()}): API ${origin}/api/v1, console ${origin}/console, docs ${origin}/docs, OpenAPI ${origin}/openapi.json; ` +
             `health and metrics: ${[...healthPorts].map(([name, p]) => `${name} :${p}`).join(', ')}; ` +
-            `an admin API key: npm run operator -- keys create --org ${organization}. Ctrl-C stops it.\n\n`,
+            `an admin API key: npm run operator -- keys create --org ${organization}. Ctrl-C stops it.\n` +
+            (firstBootKey
+              ? `\n  First boot: the "${organization}" organization's admin API key, shown only this once:\n\n` +
+                `    export LICENSING_API_KEY=${firstBootKey}\n`
+              : '') +
+            '\n',
         );
         return;
       }

@@ -74,7 +74,7 @@ describe('two npm start stacks side by side', () => {
       env: {
         ...process.env,
         NODE_ENV: 'development',
-        LOG_LEVEL: 'warn',
+        LOG_LEVEL: 'info',
         PORT: String(port),
         DATABASE_URL: testDatabaseUrl(database),
         BUS_NAMESPACE: namespace,
@@ -108,13 +108,29 @@ describe('two npm start stacks side by side', () => {
     const ports = [await freeBase()];
     ports.push(await freeBase(ports[0]));
     const [first, second] = await Promise.all([
+      // Off a terminal, log lines pass through as JSON.
       start('a', ports[0]!),
-      // A HEALTH_PORT in the environment would put five services on one port: npm start sets its own.
-      start('b', ports[1]!, { HEALTH_PORT: '3101' }),
+      // A HEALTH_PORT in the environment would put five services on one port: npm start sets its
+      // own. LOG_FORMAT=pretty: lines for a person, as on a terminal.
+      start('b', ports[1]!, { HEALTH_PORT: '3101', LOG_FORMAT: 'pretty' }),
     ]);
 
+    // A short start: what it is doing, no line per route mapped, the first-boot key in the ready block.
+    const keyOf = (stack: Stack) => /export LICENSING_API_KEY=(lk_\S+)/.exec(stack.output())![1]!;
     for (const stack of [first, second]) {
-      const ready = /Licensing platform ready: .*/.exec(stack.output())![0];
+      const output = stack.output();
+      expect(output).toMatch(/^Compiling the workspace/);
+      expect(output).not.toMatch(/Mapped \{/);
+      expect(output.split('\n').length).toBeLessThan(80);
+      const block = output.slice(output.indexOf('Licensing platform ready'));
+      expect(block).toContain(`export LICENSING_API_KEY=${keyOf(stack)}`);
+    }
+    expect(first.output()).toMatch(/^\{"level":"info",.*"service":"gateway"/m);
+    expect(second.output()).toMatch(/^\d\d:\d\d:\d\d {2}INFO {3}gateway {2}/m);
+    expect(second.output()).not.toMatch(/^\{"level"/m);
+
+    for (const stack of [first, second]) {
+      const ready = /Licensing platform ready \([\d.]+ s\): .*/.exec(stack.output())![0];
       expect(ready).toContain(`API http://localhost:${stack.port}/api/v1`);
       const announced = HEALTH.map((service) => `${service.name} :${stack.port + service.healthOffset!}`);
       expect(ready).toContain(`health and metrics: ${announced.join(', ')}`);
@@ -129,7 +145,6 @@ describe('two npm start stacks side by side', () => {
     }
 
     // Each printed the admin key of its own first boot; neither key opens the other stack.
-    const keyOf = (stack: Stack) => /export LICENSING_API_KEY=(lk_\S+)/.exec(stack.output())![1]!;
     const status = (stack: Stack, key: string) =>
       fetch(`http://127.0.0.1:${stack.port}/api/v1/products`, {
         headers: { authorization: `Bearer ${key}` },

@@ -34,12 +34,18 @@ export function createLogger(
   );
 }
 
+/**
+ * Nest's wiring at boot: a line per module loaded and per route mapped (over 200 for the gateway).
+ * Useful when debugging the wiring, noise otherwise: logged at `debug`.
+ */
+const NEST_WIRING = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
 /** Lets Nest's own logging (bootstrap, route mapping, errors) go through the same pino logger. */
 export class NestPinoLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string): void {
-    this.write('info', message, context);
+    this.write(context !== undefined && NEST_WIRING.has(context) ? 'debug' : 'info', message, context);
   }
   error(message: unknown, trace?: string, context?: string): void {
     if (typeof message === 'object' && message !== null) this.logger.error({ context, trace, ...message });
