@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npm start`: compiles the workspace (and builds the console when its sources changed), then runs
 // every service and the gateway as separate processes on localhost, each applying its own
-// migrations as it boots, and says where it serves once the gateway is ready. It stays in the foreground; Ctrl-C stops them all.
+// migrations as it boots, and says where it serves once the gateway is ready. It stays in the
+// foreground; Ctrl-C stops them all. It prints the processes' log lines as they come, rewritten
+// for a person on a terminal (tools/log-lines.js).
 const { spawn, spawnSync } = require('node:child_process');
 const path = require('node:path');
 const services = require('./services');

@@ -362,6 +362,32 @@ describe('license service', () => {
       expect(recorder.of('license.suspended', (e) => e.data.id === suspended.id)).toHaveLength(1);
     });
 
+    it("publishes the first revoke's event when a revoke that answered 503 is sent again", async () => {
+      const orgId = randomUUID();
+      const org = bus.as(orgId);
+      const keyPair = await org.send(Messages.keyPair.create, {});
+      const product = await catalogProduct(orgId, keyPair.id);
+      const license = await org.send(Messages.license.create, { product_id: product.id });
+      const relay = app.get(OutboxRelay);
+      await relay.onApplicationShutdown();
+      const publishNow = jest
+        .spyOn(relay, 'publishNow')
+        .mockRejectedValueOnce(new Error('JetStream is away'));
+      try {
+        // Committed, but its event could not be published: the caller is told to retry.
+        await expect(org.send(Messages.license.revoke, { id: license.id })).rejects.toMatchObject({
+          code: 'unavailable',
+        });
+        expect(await outboxOf(license.id)).toBeGreaterThan(0);
+        // The retry finds the license revoked already, and publishes the first revoke's event.
+        await org.send(Messages.license.revoke, { id: license.id });
+        await recorder.waitFor('license.revoked', (e) => e.data.id === license.id);
+      } finally {
+        publishNow.mockRestore();
+        await relay.onApplicationBootstrap();
+      }
+    });
+
     it('never waits for a batch another relay holds, even one that never commits', async () => {
       const orgId = randomUUID();
       const org = bus.as(orgId);

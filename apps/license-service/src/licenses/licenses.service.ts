@@ -440,9 +440,10 @@ export class LicensesService {
 
   /**
    * Before a status change answers, its events are in JetStream (published here, ahead of the
-   * outbox relay, with no lock to wait for) and its status in the revocation cache. The event is a second copy of the change: after an asynchronous failover loses the
-   * database's last commits, the event replay writes the change back. Either step failing is a
-   * 503: the change stands, and a retry (revoking again, or the same PATCH) completes both.
+   * outbox relay, with no lock to wait for) and its status in the revocation cache. The event is
+   * a second copy of the change: after an asynchronous failover loses the database's last
+   * commits, the event replay writes the change back. Either step failing is a 503: the change
+   * stands, and a retry (revoking again, or the same PATCH) completes both.
    */
   private async writeThrough(license: LicenseEntity, events: readonly OutboxRow[]): Promise<void> {
     try {

@@ -52,7 +52,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.takeBatch = `DELETE FROM ${table} WHERE seq IN (
                         SELECT seq FROM ${table} ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED)
                       RETURNING seq, id, subject, payload, trace_context AS "traceContext"`;
-    this.pendingOn = `SELECT id, subject, payload FROM ${table} WHERE subject = $1 AND payload LIKE $2 ORDER BY seq`;
+    this.pendingOn = `SELECT id, subject, payload FROM ${table}
+                       WHERE subject = $1 AND payload LIKE $2 ESCAPE '\\' ORDER BY seq`;
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -142,7 +143,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
    * Publishes committed outbox rows now, ahead of the relay: for a change whose event must be in
    * the stream before it answers. The relay publishes the same rows later with the same message
    * ids, and JetStream drops those copies (its duplicate window is 10 minutes; a copy later than
-   * that is a second delivery, which every consumer already tolerates). It takes no lock, so a
+   * that reaches consumers twice, and they apply events by id or by version). It takes no lock, so a
    * relay that holds the rows (one cut off by a partition, say) never delays it. Throws when
    * JetStream cannot be reached.
    */
@@ -155,7 +156,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
    * no lock: those a relay holds but has not published yet are among them.
    */
   async pending(subject: string, text: string): Promise<OutboxRow[]> {
-    return (await this.dataSource.query(this.pendingOn, [subject, `%${text}%`])) as OutboxRow[];
+    const literal = text.replace(/[\\%_]/g, (char) => `\\${char}`);
+    return (await this.dataSource.query(this.pendingOn, [subject, `%${literal}%`])) as OutboxRow[];
   }
 
   private async run(): Promise<void> {
