@@ -54,23 +54,47 @@ export function addList(
   columns: string[],
   extra = (c: Command) => c,
 ): void {
-  extra(apiCommand(io, parent.command('list').description(`List ${what}, newest first`)))
-    .option('--page <n>', 'page (from 1)', integer)
-    .option('--per-page <n>', 'per page (1..100)', integer)
-    .action(async (o: ApiOptions & Record<string, unknown>) => {
+  withPaging(extra(apiCommand(io, parent.command('list').description(`List ${what}, newest first`)))).action(
+    async (o: ApiOptions & Record<string, unknown>) => {
       const query = new URLSearchParams();
       for (const [option, parameter] of Object.entries(QUERY_PARAMETERS)) {
         if (o[option] !== undefined) query.set(parameter, String(o[option]));
       }
       const body = await callApi(io, o, 'GET', `${path}${query.size ? `?${query}` : ''}`);
-      const rows = body[plural] as Record<string, unknown>[];
-      print(
-        io,
-        o,
-        body,
-        () => `${table(rows.map((row) => pick(row, columns)))}${rows.length} of ${body.total as number}\n`,
-      );
-    });
+      printPage(io, o, body, plural, columns);
+    },
+  );
+}
+
+/** Adds `--page` and `--per-page`, which every list command takes. */
+export const withPaging = (command: Command): Command =>
+  command
+    .option('--page <n>', 'page (from 1)', integer)
+    .option('--per-page <n>', 'per page (1..100)', integer);
+
+/** `?page=&per_page=` of the paging options given (empty when none is). */
+export function pagingQuery(o: { page?: number; perPage?: number }): URLSearchParams {
+  const query = new URLSearchParams();
+  if (o.page !== undefined) query.set('page', String(o.page));
+  if (o.perPage !== undefined) query.set('per_page', String(o.perPage));
+  return query;
+}
+
+/** Prints one page of a list answer: its `plural` items as a table of `columns`, then "n of total". */
+export function printPage(
+  io: CliIo,
+  o: ApiOptions,
+  body: Record<string, unknown>,
+  plural: string,
+  columns: string[],
+): void {
+  const rows = body[plural] as Record<string, unknown>[];
+  print(
+    io,
+    o,
+    body,
+    () => `${table(rows.map((row) => pick(row, columns)))}${rows.length} of ${body.total as number}\n`,
+  );
 }
 
 /** Adds `get <id>`: one of the parent's resources (`what`: "a license"), by what `resolve` accepts. */
@@ -116,6 +140,10 @@ export const pick = (value: Record<string, unknown>, keys: string[]) =>
 /** A request body without the options that were not given. */
 export const compact = (value: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
+
+/** Whether what a user typed is a UUID (an id), rather than a serial or a name. */
+export const isUuid = (text: string): boolean =>
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text);
 
 /** An id as one path segment: a slash in it cannot reach another route. */
 export const segment = (id: string) => encodeURIComponent(id);

@@ -10,6 +10,7 @@ import {
   addRemove,
   apiCommand,
   commandGroup,
+  isUuid,
   compact,
   pick,
   segment,
@@ -19,11 +20,10 @@ import { print, table } from '../output';
 import { addLicenseExport, addLicenseImport } from './licenses-bulk';
 
 const LICENSE_COLUMNS = ['id', 'serial', 'status', 'license_type', 'customer_email', 'valid_until'];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A license's id, or the id of the license with that serial (one list call, by the exact serial). */
 export const licenseId: IdResolver = async (io, options, typed) => {
-  if (UUID.test(typed)) return typed;
+  if (isUuid(typed)) return typed;
   const found = await callApi(
     io,
     options,

@@ -1,8 +1,20 @@
 import { Command, Option } from 'commander';
 import { ApiOptions, callApi } from '../api-client';
 import type { CliIo } from '../cli-io';
-import { addGet, addList, addRemove, apiCommand, commandGroup, compact, pick, segment } from '../command-kit';
-import { csv, integer } from '../option-parsers';
+import {
+  addGet,
+  addList,
+  addRemove,
+  apiCommand,
+  commandGroup,
+  compact,
+  pagingQuery,
+  pick,
+  printPage,
+  segment,
+  withPaging,
+} from '../command-kit';
+import { csv } from '../option-parsers';
 import { print, table } from '../output';
 
 const WEBHOOK_COLUMNS = ['id', 'url', 'events', 'enabled', 'created_at'];
@@ -81,31 +93,16 @@ export function registerWebhookCommands(program: Command, io: CliIo): void {
     const body = await callApi(io, o, 'POST', `/v1/webhooks/${segment(id)}/rotate-secret`);
     print(io, o, body, () => table([pick(body, ['secret', 'previous_secret_expires_at'])]));
   });
-  apiCommand(
-    io,
-    webhooks.command('deliveries').description("A webhook's delivery log, newest first").argument('<id>'),
-  )
-    .option('--page <n>', 'page (from 1)', integer)
-    .option('--per-page <n>', 'per page (1..100)', integer)
-    .action(async (id: string, o: ApiOptions & { page?: number; perPage?: number }) => {
-      const query = new URLSearchParams();
-      if (o.page !== undefined) query.set('page', String(o.page));
-      if (o.perPage !== undefined) query.set('per_page', String(o.perPage));
-      const body = await callApi(
-        io,
-        o,
-        'GET',
-        `/v1/webhooks/${segment(id)}/deliveries${query.size ? `?${query}` : ''}`,
-      );
-      const rows = body['deliveries'] as Record<string, unknown>[];
-      print(
-        io,
-        o,
-        body,
-        () =>
-          `${table(rows.map((row) => pick(row, DELIVERY_COLUMNS)))}${rows.length} of ${body.total as number}\n`,
-      );
-    });
+  withPaging(
+    apiCommand(
+      io,
+      webhooks.command('deliveries').description("A webhook's delivery log, newest first").argument('<id>'),
+    ),
+  ).action(async (id: string, o: ApiOptions & { page?: number; perPage?: number }) => {
+    const query = pagingQuery(o);
+    const path = `/v1/webhooks/${segment(id)}/deliveries${query.size ? `?${query}` : ''}`;
+    printPage(io, o, await callApi(io, o, 'GET', path), 'deliveries', DELIVERY_COLUMNS);
+  });
   apiCommand(
     io,
     webhooks.command('redeliver').description('Send one delivery again').argument('<delivery id>'),
