@@ -9,8 +9,9 @@
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 # ---------------------------------------------------------------------------------------------
-# build: install exactly what the lockfile says, compile with tsc into dist/ and build the console
-# (Vite, into dist/apps/console, served by the gateway at /console), drop dev deps.
+# build: install exactly what the lockfile says, compile with SWC into dist/ (no type check: CI
+# runs tsc on every commit), build the console (Vite, into dist/apps/console, served by the gateway
+# at /console), drop dev deps.
 # ---------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app

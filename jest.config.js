@@ -13,6 +13,8 @@ module.exports = {
   // its own database, bus namespace and Redis keys (libs/shared/testing/src/environment.ts), and
   // servers of its own on free ports.
   maxWorkers: 2,
+  // The longest files first, even on a fresh clone with no timings cached (see the file).
+  testSequencer: '<rootDir>/tools/jest-sequencer.js',
   projects: [
     '<rootDir>/apps/*/jest.config.js',
     '<rootDir>/libs/*/jest.config.js',

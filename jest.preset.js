@@ -1,7 +1,9 @@
-// Shared jest settings: SWC compiles TypeScript (with decorator metadata, which Nest's DI needs)
-// and the tsconfig path aliases resolve to library sources, exactly as tsc sees them.
+// Shared jest settings: SWC compiles TypeScript with the options that compile the services
+// (tools/swc-options.js), and the tsconfig path aliases resolve to library sources, exactly as tsc
+// sees them.
 const path = require('node:path');
 const { compilerOptions } = require('./tsconfig.base.json');
+const { swcOptions } = require('./tools/swc-options');
 
 const moduleNameMapper = Object.fromEntries(
   Object.entries(compilerOptions.paths).map(([alias, [target]]) => [
@@ -10,18 +12,7 @@ const moduleNameMapper = Object.fromEntries(
   ]),
 );
 
-const swc = (syntax) => [
-  '@swc/jest',
-  {
-    jsc: {
-      parser: { syntax, decorators: true },
-      transform: { legacyDecorator: true, decoratorMetadata: true },
-      target: 'es2022',
-    },
-    module: { type: 'commonjs' },
-    sourceMaps: 'inline',
-  },
-];
+const swc = (syntax) => ['@swc/jest', { ...swcOptions(syntax), sourceMaps: 'inline' }];
 
 // Dependencies published as ESM only. Node 20 loads them through require(esm); jest cannot, so
 // they are compiled to CommonJS like our own sources.

@@ -27,31 +27,36 @@ describe('lockfileDifferences', () => {
     'node_modules/eslint': { version: '9.39.5', integrity: 'sha512-d', dev: true },
   };
 
-  it('finds a package that either version runs, or builds with, changed, added or removed', () => {
+  it('finds a package the release runs that the current lock changed or removed', () => {
+    const { 'node_modules/pg': _pg, ...withoutPg } = base;
+    expect(
+      lockfileDifferences(
+        lock({ ...base, 'node_modules/uuid': { version: '11.1.0', integrity: 'sha512-u' } }),
+        lock({ ...withoutPg, 'node_modules/uuid': { version: '11.1.1', integrity: 'sha512-v' } }),
+      ),
+    ).toEqual(['node_modules/pg: 8.23.1 -> absent', 'node_modules/uuid: 11.1.0 -> 11.1.1']);
+  });
+
+  it('ignores a package only the current lock has: the release never loads it', () => {
     expect(
       lockfileDifferences(
         lock(base),
-        lock({
-          ...base,
-          'node_modules/pg': { version: '8.24.0', integrity: 'sha512-e' },
-          'node_modules/typescript': { version: '5.9.4', integrity: 'sha512-f', dev: true },
-          'node_modules/ioredis': { version: '5.11.1', integrity: 'sha512-g' },
-        }),
+        lock({ ...base, 'node_modules/better-sqlite3': { version: '12.4.1', integrity: 'sha512-g' } }),
       ),
-    ).toEqual([
-      'node_modules/ioredis: absent -> 5.11.1',
-      'node_modules/pg: 8.23.1 -> 8.24.0',
-      'node_modules/typescript: 5.9.3 -> 5.9.4',
-    ]);
+    ).toEqual([]);
   });
 
-  it('ignores the tools that neither runs nor builds a release', () => {
+  it('ignores the tools that neither run nor build a release: linters, compilers, types', () => {
     const { 'node_modules/eslint': _eslint, ...withoutEslint } = base;
     expect(lockfileDifferences(lock(base), lock(withoutEslint))).toEqual([]);
     expect(
       lockfileDifferences(
         lock(base),
-        lock({ ...base, 'node_modules/eslint': { version: '9.40.0', integrity: 'sha512-h', dev: true } }),
+        lock({
+          ...base,
+          'node_modules/eslint': { version: '9.40.0', integrity: 'sha512-h', dev: true },
+          'node_modules/typescript': { version: '5.9.4', integrity: 'sha512-f', dev: true },
+        }),
       ),
     ).toEqual([]);
   });

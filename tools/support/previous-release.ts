@@ -44,9 +44,11 @@ export function assertCommitPresent(commit: string): void {
 }
 
 /**
- * The installed packages of two package-lock.json files that differ in a way that matters to
- * running and building a release with the other's node_modules: a package that either version
- * runs (not `dev`), and the compiler and type definitions that build it. One line per difference.
+ * The packages the previous release runs (not `dev` in its package-lock.json) that the current
+ * package-lock.json changes or removes: that release would run on packages it did not ship with.
+ * One line per difference. A package only the current lock has does not matter: the release never
+ * loads it. Neither do the compiler and its type definitions: the release is compiled without a
+ * type check (buildTree).
  */
 export function lockfileDifferences(previousLock: string, currentLock: string): string[] {
   type Entry = { version?: string; integrity?: string; dev?: boolean };
@@ -54,18 +56,13 @@ export function lockfileDifferences(previousLock: string, currentLock: string): 
     (JSON.parse(lock) as { packages?: Record<string, Entry> }).packages ?? {};
   const previous = packagesOf(previousLock);
   const current = packagesOf(currentLock);
-  const matters = (path: string, entry: Entry | undefined) =>
-    path !== '' &&
-    entry !== undefined &&
-    (!entry.dev || /(^|\/)node_modules\/(typescript|@types\/[^/]+)$/.test(path));
-  const paths = new Set([...Object.keys(previous), ...Object.keys(current)]);
   const differences: string[] = [];
-  for (const path of [...paths].sort()) {
-    const before = previous[path];
+  for (const path of Object.keys(previous).sort()) {
+    const before = previous[path]!;
     const after = current[path];
-    if (!matters(path, before) && !matters(path, after)) continue;
-    if (before?.version !== after?.version || before?.integrity !== after?.integrity) {
-      differences.push(`${path}: ${before?.version ?? 'absent'} -> ${after?.version ?? 'absent'}`);
+    if (path === '' || before.dev) continue;
+    if (before.version !== after?.version || before.integrity !== after?.integrity) {
+      differences.push(`${path}: ${before.version ?? 'absent'} -> ${after?.version ?? 'absent'}`);
     }
   }
   return differences;
@@ -100,11 +97,14 @@ export function writeReleaseTree(commit: string, dir: string): void {
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
 }
 
-/** `tsc -b tsconfig.build.json` in `tree` (incremental), without blocking the test's event loop. */
+/**
+ * Compiles `tree` into its dist/ with this checkout's compiler (tools/compile.js: SWC, the files its
+ * tsconfig.build.json names), without blocking the test's event loop. The release's own build
+ * script may differ; its sources and its tsconfig.build.json are what it shipped.
+ */
 export function buildTree(tree: string): Promise<void> {
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [tsc, '-b', 'tsconfig.build.json'], {
+    const child = spawn(process.execPath, [join(root, 'tools', 'compile.js'), tree], {
       cwd: tree,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -113,7 +113,7 @@ export function buildTree(tree: string): Promise<void> {
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('error', reject);
     child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`tsc -b failed in ${tree} (${code}):\n${output}`)),
+      code === 0 ? resolve() : reject(new Error(`compiling ${tree} failed (${code}):\n${output}`)),
     );
   });
 }

@@ -1,0 +1,55 @@
+// The order jest starts test files in. Two workers share the files, so a long file started last
+// keeps one worker busy while the other waits: the longest files must start first.
+//
+// Jest's own order does that from the durations it cached on an earlier run. CI runs on a fresh
+// clone, with no such cache, and jest then falls back on file size. That fails for the process
+// tests (tools/*.int-spec.ts, the SDK specs, the console in Chromium): they start whole platforms,
+// compilers or browsers, and the smallest of them take a minute. Without a cached duration, this
+// sequencer starts those first, the longest known ones first, then the rest by file size.
+const { default: Sequencer } = require('@jest/test-sequencer');
+
+/**
+ * Seconds each slow file took in CI (a loaded 2-core machine), rounded. A file not listed here and
+ * not in jest's cache is ordered by its size after these. The figures only order the files:
+ * stale ones cost minutes, never a failure.
+ */
+const KNOWN_SECONDS = {
+  'tools/scale-out.int-spec.ts': 220,
+  'tools/rolling-upgrade.int-spec.ts': 150,
+  'apps/gateway-e2e/src/fuzz.e2e-spec.ts': 120,
+  'tools/pg-failover.int-spec.ts': 100,
+  'apps/gateway-e2e/src/webhooks.e2e-spec.ts': 90,
+  'apps/gateway-e2e/src/licenses-api.e2e-spec.ts': 90,
+  'tools/bench-smoke.int-spec.ts': 70,
+  'tools/soak-smoke.int-spec.ts': 60,
+  'apps/gateway-e2e/src/console.e2e-spec.ts': 60,
+  'tools/two-stacks.int-spec.ts': 50,
+  'tools/graceful-shutdown.int-spec.ts': 50,
+  'tools/readme-walkthrough.int-spec.ts': 45,
+  'tools/bench-analytics-smoke.int-spec.ts': 40,
+  'tools/bench-events-smoke.int-spec.ts': 40,
+  'sdks/go/go-sdk.int-spec.ts': 40,
+  'sdks/python/pytest.int-spec.ts': 35,
+  'sdks/c/c-sdk.int-spec.ts': 35,
+  'sdks/python/online.int-spec.ts': 25,
+  'sdks/go/online.int-spec.ts': 25,
+};
+
+class LongestFirstSequencer extends Sequencer {
+  sort(tests) {
+    const root = `${__dirname.replace(/tools$/, '')}`;
+    const weight = (test) => {
+      const failed = this.hasFailed(test) ? 1e9 : 0;
+      const cached = this.time(test);
+      if (cached !== undefined && cached !== null) return failed + cached / 1000;
+      const known = KNOWN_SECONDS[test.path.slice(root.length)];
+      if (known !== undefined) return failed + known;
+      // Unknown: after every known file, larger files first (as jest does without a cache).
+      return failed + (test.context.hasteFS.getSize(test.path) ?? 0) / 1e9;
+    };
+    const weights = new Map(tests.map((test) => [test, weight(test)]));
+    return [...tests].sort((a, b) => weights.get(b) - weights.get(a));
+  }
+}
+
+module.exports = LongestFirstSequencer;
