@@ -1137,6 +1137,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a delivery and its payload
+         * @description One delivery: its status, attempts and last answer, and `payload`, the body every attempt sends (`{id, type, org_id, occurred_at, data}`).
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-deliveries/{id}/redeliver": {
         parameters: {
             query?: never;
@@ -2408,6 +2432,41 @@ export interface components {
         DeliveryListView: {
             deliveries: components["schemas"]["DeliveryView"][];
             total: number;
+        };
+        DeliveryDetailView: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /** Format: uuid */
+            event_id: string;
+            /** @example license.created */
+            event_type: string;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed";
+            /** @description Attempts made so far */
+            attempts: number;
+            /** @description The last attempt's HTTP status, if it got one */
+            last_status_code: number | null;
+            /** @description Why the last attempt failed */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due (pending only)
+             */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            /** @description How long the last attempt took */
+            last_duration_ms: number | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            delivered_at: string | null;
+            /** @description The body every attempt sends, exactly: `{id, type, org_id, occurred_at, data}` */
+            payload: {
+                [key: string]: unknown;
+            };
         };
         CreateApiKeyDto: {
             /** @example CI deploys */
@@ -8323,6 +8382,81 @@ export interface operations {
                 };
             };
             /** @description `not_found`: the webhook does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryDetailView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the delivery does not exist in the organization */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -1,4 +1,4 @@
-import { problemMessage } from './data';
+import { problemFields, problemMessage } from './data';
 
 /** The API, on the origin that served the console (the CSP allows no other: `connect-src 'self'`). */
 const API = '/api/v1';
@@ -12,6 +12,8 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The problem's `errors`, by field (`features.1` also under `features`): shown at the field. */
+    readonly fields: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -50,7 +52,11 @@ async function send(method: string, path: string, body?: unknown, key = storedKe
   }
   if (response.ok) return response;
   const problem: unknown = await response.json().catch(() => undefined);
-  const error = new ApiError(response.status, problemMessage(response.status, problem));
+  const error = new ApiError(
+    response.status,
+    problemMessage(response.status, problem),
+    problemFields(problem),
+  );
   if (response.status === 401 && key === storedKey()) onUnauthorized(error.message);
   throw error;
 }

@@ -4,7 +4,11 @@ import {
   durationInput,
   expiryInstant,
   formatDays,
+  licenseChanges,
+  licenseEdit,
+  localDateTime,
   pageInfo,
+  problemFields,
   problemMessage,
   queryString,
   timeRange,
@@ -222,5 +226,83 @@ describe('expiryInstant', () => {
   it('refuses a time already past, and what is no date', () => {
     expect(expiryInstant('2029-01-01T00:00', now)).toEqual({ error: 'The expiry must be in the future.' });
     expect(expiryInstant('soon', now)).toEqual({ error: 'The expiry is not a date and time.' });
+  });
+});
+
+describe('problemFields', () => {
+  it("files each field's first message, a nested field also under its form field", () => {
+    expect(
+      problemFields({
+        errors: [
+          { field: 'features.1', message: 'each value must be shorter' },
+          { field: 'valid_until', message: 'valid_until must not be before valid_from' },
+          { field: 'valid_until', message: 'a second message' },
+          { message: 'no field' },
+        ],
+      }),
+    ).toEqual({
+      'features.1': 'each value must be shorter',
+      features: 'each value must be shorter',
+      valid_until: 'valid_until must not be before valid_from',
+    });
+    expect(problemFields({ detail: 'no errors' })).toEqual({});
+    expect(problemFields(undefined)).toEqual({});
+  });
+});
+
+describe('license edits', () => {
+  const license = {
+    customer_email: 'ada@example.com',
+    customer_id: null,
+    valid_until: new Date('2031-01-01T09:30').toISOString(),
+    max_seats: 2,
+    features: ['pro', 'export'],
+  };
+
+  it('shows the end in local time, to the minute, and no end as empty', () => {
+    expect(localDateTime(license.valid_until)).toBe('2031-01-01T09:30');
+    expect(localDateTime(null)).toBe('');
+    expect(licenseEdit(license)).toEqual({
+      customer_email: 'ada@example.com',
+      customer_id: '',
+      valid_until: '2031-01-01T09:30',
+      max_seats: '2',
+      features: 'pro, export',
+    });
+  });
+
+  it('sends only what changed; an emptied end or customer is null', () => {
+    const form = licenseEdit(license);
+    expect(licenseChanges(license, form)).toEqual({ changes: {} });
+    expect(licenseChanges(license, { ...form, features: 'pro,export' })).toEqual({ changes: {} });
+    expect(
+      licenseChanges(license, {
+        ...form,
+        valid_until: '',
+        customer_email: ' ',
+        customer_id: 'CRM-1',
+        max_seats: '5',
+        features: 'pro',
+      }),
+    ).toEqual({
+      changes: {
+        valid_until: null,
+        customer_email: null,
+        customer_id: 'CRM-1',
+        max_seats: 5,
+        features: ['pro'],
+      },
+    });
+    expect(licenseChanges(license, { ...form, valid_until: '2032-02-03T04:05' })).toEqual({
+      changes: { valid_until: new Date('2032-02-03T04:05').toISOString() },
+    });
+  });
+
+  it('refuses seats that are no whole number of at least 1, at the field', () => {
+    const form = licenseEdit(license);
+    for (const seats of ['0', '1.5', 'many', ''])
+      expect(licenseChanges(license, { ...form, max_seats: seats })).toEqual({
+        errors: { max_seats: 'Enter a whole number of seats, 1 or more.' },
+      });
   });
 });

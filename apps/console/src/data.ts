@@ -32,6 +32,20 @@ export function problemMessage(status: number, body: unknown): string {
   }
 }
 
+/**
+ * The problem's invalid fields, each with its first message: `features.1` is also filed under
+ * `features`, the form's field.
+ */
+export function problemFields(body: unknown): Record<string, string> {
+  const problem = (typeof body === 'object' && body !== null ? body : {}) as Problem;
+  const fields: Record<string, string> = {};
+  for (const { field, message } of problem.errors ?? []) {
+    if (!field || !message) continue;
+    for (const name of [field, field.split('.')[0]!]) fields[name] ??= message;
+  }
+  return fields;
+}
+
 export interface PageInfo {
   page: number;
   pages: number;
@@ -205,4 +219,70 @@ export function expiryInstant(value: string, now: Date): { iso?: string } | { er
   if (Number.isNaN(date.getTime())) return { error: 'The expiry is not a date and time.' };
   if (date.getTime() <= now.getTime()) return { error: 'The expiry must be in the future.' };
   return { iso: date.toISOString() };
+}
+
+const pad = (n: number): string => String(n).padStart(2, '0');
+
+/** An instant as a `datetime-local` value: the user's local time, to the minute; '' for none. */
+export function localDateTime(iso: string | null): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+/** What the license edit form changes, as the API names it. */
+export interface EditableLicense {
+  customer_email: string | null;
+  customer_id: string | null;
+  valid_until: string | null;
+  max_seats: number;
+  features: string[];
+}
+
+/** The license edit form's fields, as typed. */
+export type LicenseEdit = Record<
+  'customer_email' | 'customer_id' | 'valid_until' | 'max_seats' | 'features',
+  string
+>;
+
+export function licenseEdit(license: EditableLicense): LicenseEdit {
+  return {
+    customer_email: license.customer_email ?? '',
+    customer_id: license.customer_id ?? '',
+    valid_until: localDateTime(license.valid_until),
+    max_seats: String(license.max_seats),
+    features: license.features.join(', '),
+  };
+}
+
+/**
+ * The `PATCH /licenses/:id` body for an edit: only the fields that changed. An emptied customer
+ * or end is `null` (no customer, no end). Or, when the form holds something the API would refuse
+ * for sure, the message per field.
+ */
+export function licenseChanges(
+  license: EditableLicense,
+  form: LicenseEdit,
+): { changes: Partial<EditableLicense> } | { errors: Partial<LicenseEdit> } {
+  const before = licenseEdit(license);
+  const changes: Partial<EditableLicense> = {};
+  const errors: Partial<LicenseEdit> = {};
+  if (form.customer_email.trim() !== before.customer_email)
+    changes.customer_email = form.customer_email.trim() || null;
+  if (form.customer_id.trim() !== before.customer_id) changes.customer_id = form.customer_id.trim() || null;
+  if (form.valid_until !== before.valid_until) {
+    const until = form.valid_until.trim() === '' ? null : new Date(form.valid_until);
+    if (until && Number.isNaN(until.getTime()))
+      errors.valid_until = 'Enter a date and time, or leave it empty.';
+    else changes.valid_until = until?.toISOString() ?? null;
+  }
+  if (form.max_seats.trim() !== before.max_seats) {
+    const seats = Number(form.max_seats.trim());
+    if (!Number.isInteger(seats) || seats < 1) errors.max_seats = 'Enter a whole number of seats, 1 or more.';
+    else changes.max_seats = seats;
+  }
+  const features = wordList(form.features);
+  if (features.join(',') !== license.features.join(',')) changes.features = features;
+  return Object.keys(errors).length > 0 ? { errors } : { changes };
 }

@@ -16,6 +16,8 @@ export type AuditEvent = Schemas['AuditEventView'];
 export type ApiKey = Schemas['ApiKeyView'];
 export type Webhook = Schemas['WebhookView'];
 export type Delivery = Schemas['DeliveryView'];
+export type DeliveryDetail = Schemas['DeliveryDetailView'];
+export type WebhookSecret = Schemas['WebhookSecretView'];
 export type LicenseToken = Schemas['LicenseTokenView'];
 export type Organization = Schemas['OrganizationView'];
 

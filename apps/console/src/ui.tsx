@@ -1,9 +1,9 @@
-import type { ComponentChildren, RefObject } from 'preact';
-import { createContext } from 'preact';
+import type { ComponentChildren, RefObject, VNode } from 'preact';
+import { cloneElement, createContext } from 'preact';
 import { useCallback, useContext, useEffect, useId, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { saveFile } from './api';
+import { ApiError, saveFile } from './api';
 import type { ChartData, PageInfo } from './data';
 import type { CurrentKey } from './types';
 
@@ -73,24 +73,74 @@ export function Empty({ children }: { children: ComponentChildren }) {
   return <p class="empty">{children}</p>;
 }
 
-/** A form's submit: runs `action`, shows its failure, and stays disabled while it runs. */
+/**
+ * A form's submit: runs `action`, shows its failure, and stays disabled while it runs. `fields`
+ * holds the API's (or the form's own) message per invalid field, to show at the field.
+ */
 export function useAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
+  const [fields, setFields] = useState<Record<string, string>>({});
   const run = useCallback(async (action: () => Promise<unknown>): Promise<boolean> => {
     setBusy(true);
     setError(undefined);
+    setFields({});
     try {
       await action();
       return true;
     } catch (failure) {
       setError(failure instanceof Error ? failure.message : String(failure));
+      if (failure instanceof ApiError || failure instanceof FieldErrors) setFields(failure.fields);
       return false;
     } finally {
       setBusy(false);
     }
   }, []);
-  return { busy, error, run, setError };
+  return { busy, error, fields, run, setError };
+}
+
+/** A form's own refusal, before any request: a message per field. */
+export class FieldErrors extends Error {
+  constructor(readonly fields: Record<string, string>) {
+    super('Some fields need a change (see below each).');
+  }
+}
+
+/**
+ * What a create form made, said once it is made: what, its name, and its id (or serial). The form
+ * has been reset meanwhile; the notice stays until the next submit.
+ */
+export function Created({
+  what,
+  name,
+  id,
+  href,
+}: {
+  what: string;
+  name?: string;
+  id: string;
+  href?: string;
+}) {
+  return (
+    <p class="notice ok" role="status" data-testid="created">
+      Created the {what}
+      {name ? (
+        <>
+          {' '}
+          <strong>{name}</strong>
+        </>
+      ) : null}
+      , id{' '}
+      {href ? (
+        <a href={href} class="mono">
+          {id}
+        </a>
+      ) : (
+        <code>{id}</code>
+      )}
+      .
+    </p>
+  );
 }
 
 /**
@@ -157,6 +207,18 @@ export function ConfirmButton(props: {
   );
 }
 
+/**
+ * A table that scrolls sideways when it is wider than the screen: a named region the keyboard can
+ * reach, so that its hidden columns can be scrolled to without a mouse.
+ */
+export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={label}>
+      {children}
+    </div>
+  );
+}
+
 export function Pager({
   info,
   onPage,
@@ -181,57 +243,89 @@ export function Pager({
   );
 }
 
+/**
+ * A labelled field: its one control, a hint, and the problem with its value (`error`), which the
+ * control points to (`aria-describedby`) and marks (`aria-invalid`).
+ */
 export function Field({
   label,
   hint,
+  error,
   children,
 }: {
   label: string;
   hint?: string;
+  error?: string;
   children: ComponentChildren;
 }) {
+  const id = useId();
+  const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ') || undefined;
+  const single = typeof children === 'object' && children !== null && 'props' in (children as VNode);
+  const control = single
+    ? cloneElement(children as VNode, {
+        'aria-describedby': described,
+        ...(error ? { 'aria-invalid': 'true' } : {}),
+      })
+    : children;
   return (
     <label class="field">
       <span>{label}</span>
-      {children}
-      {hint && <small class="muted">{hint}</small>}
+      {control}
+      {hint && (
+        <small class="muted" id={`${id}-hint`}>
+          {hint}
+        </small>
+      )}
+      {error && (
+        <small class="field-error" id={`${id}-error`}>
+          {error}
+        </small>
+      )}
     </label>
   );
 }
 
 /**
- * A uPlot chart sized to its container. `summary` says in words what the chart shows, for screen
- * readers (the canvas itself says nothing).
+ * Counts per time bucket as a uPlot bar chart sized to its container, the series' bars side by side
+ * in each bucket. `summary` says in words what the chart shows, for screen readers (the canvas
+ * itself says nothing). The legend names the series only: no live readout, which would say
+ * "Time: --" while the pointer is elsewhere.
  */
-export function Chart(props: {
-  title: string;
-  data: ChartData;
-  series: string[];
-  summary: string;
-  bars?: boolean;
-}) {
+export function Chart(props: { title: string; data: ChartData; series: string[]; summary: string }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = box.current!;
     const colors = ['#1f5fbf', '#b3541e'];
+    const xs = props.data[0];
+    const step = xs.length > 1 ? xs[1]! - xs[0]! : 3600;
+    // Each bar takes a share of its bucket, left and right of the bucket's start.
+    const share = 0.8 / props.series.length;
     const plot = new uPlot(
       {
         width: Math.max(280, element.clientWidth),
         height: 220,
+        legend: { live: false },
+        cursor: { show: false },
         series: [
           {},
           ...props.series.map((label, index) => ({
             label,
             stroke: colors[index % colors.length],
-            width: 2,
-            fill: index === 0 ? 'rgba(31,95,191,0.12)' : undefined,
-            ...(props.bars
-              ? { paths: uPlot.paths.bars!({ size: [0.7, 40] }), fill: colors[index % colors.length] }
-              : {}),
+            fill: colors[index % colors.length],
+            width: 0,
+            points: { show: false },
+            paths: uPlot.paths.bars!({
+              size: [share, 40],
+              align: (props.series.length === 1 ? 0 : index === 0 ? -1 : 1) as -1 | 0 | 1,
+            }),
           })),
         ],
         axes: [{}, { size: 50 }],
-        scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+        scales: {
+          // Half a bucket of room on each side, so that the first and last bars are whole.
+          x: { time: true, range: (_u, min, max) => [min - step / 2, max + step / 2] },
+          y: { range: (_u, _min, max) => [0, Math.max(1, max)] },
+        },
       },
       props.data,
       element,
@@ -244,7 +338,7 @@ export function Chart(props: {
       resize.disconnect();
       plot.destroy();
     };
-  }, [props.data, props.series, props.bars]);
+  }, [props.data, props.series]);
   return (
     <figure class="chart">
       <figcaption>{props.title}</figcaption>

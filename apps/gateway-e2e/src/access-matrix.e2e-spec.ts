@@ -120,6 +120,7 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
   'POST /webhooks/{id}/rotate-secret': ['admin'],
   'POST /webhooks/{id}/test': ['admin'],
   'GET /webhooks/{id}/deliveries': ['admin'],
+  'GET /webhook-deliveries/{id}': ['admin'],
   'POST /webhook-deliveries/{id}/redeliver': ['admin'],
 };
 
@@ -341,6 +342,7 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   }),
   'POST /webhooks/{id}/test': async (_w, r) => ({ path: `/webhooks/${(await r.webhook()).id}/test` }),
   'GET /webhooks/{id}/deliveries': async (w) => ({ path: `/webhooks/${w.webhook.id}/deliveries` }),
+  'GET /webhook-deliveries/{id}': async (w) => ({ path: `/webhook-deliveries/${w.delivery.id}` }),
   'POST /webhook-deliveries/{id}/redeliver': async (w) => ({
     path: `/webhook-deliveries/${w.delivery.id}/redeliver`,
   }),
@@ -727,6 +729,10 @@ const TENANCY: Record<RouteKey, Tenancy> = {
   },
   'GET /webhooks/{id}/deliveries': {
     call: (w) => ({ method: 'GET', path: `/webhooks/${w.webhook.id}/deliveries` }),
+    expect: notFound,
+  },
+  'GET /webhook-deliveries/{id}': {
+    call: (w) => ({ method: 'GET', path: `/webhook-deliveries/${w.delivery.id}` }),
     expect: notFound,
   },
   'POST /webhook-deliveries/{id}/redeliver': {

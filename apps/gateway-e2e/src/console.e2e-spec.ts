@@ -3,9 +3,10 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { apiKeyWithScopes } from '@licensing/shared/testing';
+import { apiKeyWithScopes, waitFor } from '@licensing/shared/testing';
 import { ensureChromium } from './support/chromium';
 import { TestOrganization, TestStack, startStack } from './support/stack';
+import { WebhookReceiver, validSignatures } from './support/webhook-receiver';
 
 const ROOT = join(__dirname, '../../..');
 /** Test artefacts (gitignored): one screenshot per page, desktop and phone. */
@@ -31,6 +32,7 @@ const READ_ONLY_BUTTONS = new Set([
   'Previous',
   'Next',
 ]);
+const PHONE = { width: 390, height: 844 };
 
 /**
  * The console in headless Chromium against the whole platform, as a user drives it: sign in with
@@ -55,7 +57,8 @@ describe('the console in a browser', () => {
       (async () => {
         // Built (when stale) before the gateway starts: it looks for the build once, at boot.
         await promisify(execFile)(process.execPath, [join(ROOT, 'tools/build-console.js')]);
-        stack = await startStack();
+        // Webhooks reach the test's receiver on 127.0.0.1, and are picked up at once.
+        stack = await startStack({ env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_POLL_MS: '50' } });
         org = await stack.newOrganization();
       })(),
     ]);
@@ -113,6 +116,20 @@ describe('the console in a browser', () => {
     return violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
       .map((v) => `${v.id} (${v.impact}): ${v.nodes.join(', ')}`);
+  }
+
+  /** What a create form says once it made something: its name (or serial) and its id. */
+  async function expectCreated(page: Page, ...texts: string[]): Promise<void> {
+    const notice = page.getByTestId('created');
+    await expectShown(page, notice);
+    const text = (await notice.textContent())!;
+    for (const expected of texts) expect(text).toContain(expected);
+  }
+
+  /** Whether two elements sit on one row: their boxes overlap vertically. */
+  async function sameRow(a: Locator, b: Locator): Promise<boolean> {
+    const [one, two] = [(await a.boundingBox())!, (await b.boundingBox())!];
+    return one.y < two.y + two.height && two.y < one.y + one.height;
   }
 
   async function checkPage(page: Page, name: string): Promise<void> {
@@ -177,6 +194,11 @@ describe('the console in a browser', () => {
     await page.getByLabel('Key pair name').fill('console signing');
     await page.getByRole('button', { name: 'Create key pair' }).click();
     await expectShown(page, page.getByRole('heading', { level: 2, name: 'console signing' }));
+    const keyPair = (await org.api.get('/api/v1/key-pairs')).body.key_pairs.find(
+      (k: { name: string }) => k.name === 'console signing',
+    );
+    await expectCreated(page, 'console signing', keyPair.id);
+    await expect(page.getByLabel('Key pair name').inputValue()).resolves.toBe('');
 
     await open(page, 'products', 'Products');
     await page.getByText('Create a product').click();
@@ -185,6 +207,10 @@ describe('the console in a browser', () => {
     await page.getByLabel('Default features').fill('pro, export');
     await page.getByRole('button', { name: 'Create product' }).click();
     await expectShown(page, page.getByRole('heading', { level: 2, name: 'Console Editor' }));
+    const product = (await org.api.get('/api/v1/products')).body.products[0];
+    await expectCreated(page, 'Console Editor (console-editor)', product.id);
+    for (const field of ['Name', 'Code', 'Default features'])
+      await expect(page.getByLabel(field).inputValue()).resolves.toBe('');
 
     await open(page, 'policies', 'Policies');
     await page.getByText('Create a policy').click();
@@ -195,7 +221,12 @@ describe('the console in a browser', () => {
     await page.getByRole('button', { name: 'Create policy' }).click();
     await expectShown(page, page.getByRole('heading', { level: 2, name: 'Console team' }));
     const policies = await org.api.get('/api/v1/policies');
-    expect(policies.body.policies.find((p: { name: string }) => p.name === 'Console team')).toMatchObject({
+    const policy = policies.body.policies.find((p: { name: string }) => p.name === 'Console team');
+    await expectCreated(page, 'Console team', policy.id);
+    await expect(page.getByLabel('Policy name').inputValue()).resolves.toBe('');
+    await expect(page.getByLabel('Machines').inputValue()).resolves.toBe('1');
+    await expect(page.getByLabel('Overage').inputValue()).resolves.toBe('none');
+    expect(policy).toMatchObject({
       max_machines: 3,
       max_processes: 2,
       overage: '1.5x',
@@ -206,9 +237,12 @@ describe('the console in a browser', () => {
     await page.getByText('Create a license').click();
     await page.getByLabel('Customer e-mail').first().fill(email);
     await page.getByRole('button', { name: 'Create license' }).click();
-    const created = page.getByRole('status').filter({ hasText: 'Created LIC-CONSOLE-EDITOR-' });
+    const created = page.getByRole('status').filter({ hasText: 'Created the license LIC-CONSOLE-EDITOR-' });
     await expectShown(page, created);
     const serial = (await created.getByRole('link').textContent())!;
+    const license = (await org.api.get(`/api/v1/licenses?serial=${serial}`)).body.licenses[0];
+    await expectCreated(page, serial, email, license.id);
+    await expect(page.getByLabel('Customer e-mail').first().inputValue()).resolves.toBe('');
 
     // Find it by e-mail (the search form's field, not the create form's).
     await page.reload();
@@ -218,6 +252,11 @@ describe('the console in a browser', () => {
     await expect(rows.count()).resolves.toBeGreaterThan(0);
     await page.getByRole('link', { name: serial }).waitFor();
     expect(await rows.count()).toBe(1);
+    // The search button sits on the row of the search's fields.
+    const search = page.getByRole('search');
+    expect(await sameRow(search.getByRole('button', { name: 'Search' }), search.getByLabel('Serial'))).toBe(
+      true,
+    );
     await checkPage(page, 'licenses');
 
     // And by serial.
@@ -253,6 +292,12 @@ describe('the console in a browser', () => {
     await page.getByLabel('Entitlement name').fill('Console export');
     await page.getByRole('button', { name: 'Create entitlement' }).click();
     await expectShown(page, page.getByRole('cell', { name: code }));
+    const entitlement = (await org.api.get('/api/v1/entitlements?per_page=100')).body.entitlements.find(
+      (e: { code: string }) => e.code === code,
+    );
+    await expectCreated(page, code, entitlement.id);
+    await expect(page.getByLabel('Code').inputValue()).resolves.toBe('');
+    await expect(page.getByLabel('Entitlement name').inputValue()).resolves.toBe('');
     await checkPage(page, 'entitlements');
 
     const product = (await org.api.get('/api/v1/products')).body.products[0];
@@ -304,18 +349,102 @@ describe('the console in a browser', () => {
       await page.locator('[role=status]:has-text("Loading")').first().waitFor({ state: 'detached' });
     }
     await page.getByRole('img', { name: /^Last 30 days, per day: 1 syncs$/ }).waitFor();
+    // Counts per bucket are bars: the one sync is a bar in the last hour, and nothing is drawn
+    // across the empty hours (a line would run along them, then climb into the last one).
+    const drawn = await syncPixels(page, 'Last 24 hours, per hour');
+    expect(drawn.columns).toBeGreaterThanOrEqual(3);
+    expect(drawn.minX).toBeGreaterThan(drawn.width * 0.85);
+    expect(drawn.maxX - drawn.minX).toBeLessThan(drawn.width / 20);
+    expect(drawn.top).toBeLessThan(drawn.height / 2);
+    // The legend names the series, and has no readout of the pointer ("Time: --").
+    for (const legend of await page.locator('figure.chart').allTextContents()) {
+      expect(legend).toContain('Syncs');
+      expect(legend).not.toMatch(/Time|--/);
+    }
     await page.getByRole('cell', { name: '7.1.0' }).waitFor();
     await page.getByRole('cell', { name: 'pro', exact: true }).waitFor();
     await expect(page.getByTestId('count-revoked').textContent()).resolves.toBe('1');
     await expect(page.getByTestId('active-machines').textContent()).resolves.toBe('1');
     await checkPage(page, 'overview-with-sync');
+  }, 60_000);
 
-    const phone = await newPage({ width: 390, height: 844 });
+  /**
+   * Where a chart's canvas is painted in the first series' colour (#1f5fbf, opaque): its columns,
+   * leftmost and rightmost, and the topmost row, in canvas pixels.
+   */
+  async function syncPixels(
+    page: Page,
+    title: string,
+  ): Promise<{ width: number; height: number; columns: number; minX: number; maxX: number; top: number }> {
+    return (await page.evaluate(`(() => {
+      const figure = [...document.querySelectorAll('figure.chart')].find(
+        (f) => f.querySelector('figcaption').textContent === ${JSON.stringify(title)},
+      );
+      const canvas = figure.querySelector('canvas');
+      const { width, height } = canvas;
+      const pixels = canvas.getContext('2d').getImageData(0, 0, width, height).data;
+      const columns = new Set();
+      let top = height;
+      for (let y = 0; y < height; y++)
+        for (let x = 0; x < width; x++) {
+          const i = (y * width + x) * 4;
+          const near = (value, target) => Math.abs(value - target) < 6;
+          if (near(pixels[i], 31) && near(pixels[i + 1], 95) && near(pixels[i + 2], 191) && pixels[i + 3] > 250) {
+            columns.add(x);
+            top = Math.min(top, y);
+          }
+        }
+      return { width, height, columns: columns.size, minX: Math.min(...columns), maxX: Math.max(...columns), top };
+    })()`)) as { width: number; height: number; columns: number; minX: number; maxX: number; top: number };
+  }
+
+  /**
+   * The elements that reach past the right edge of the screen, outside a region that scrolls on
+   * its own, and how wide the page is (wider than the screen: it scrolls sideways).
+   */
+  async function widerThanScreen(page: Page): Promise<{ width: number; elements: string[] }> {
+    return (await page.evaluate(`({
+      width: document.documentElement.scrollWidth,
+      elements: [...document.querySelectorAll('body *')]
+        .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
+        .filter((e) => !e.closest('.table-wrap, .payload'))
+        .map((e) => e.tagName.toLowerCase() + (typeof e.className === 'string' && e.className ? '.' + e.className.split(' ').join('.') : ''))
+        .slice(0, 5),
+    })`)) as { width: number; elements: string[] };
+  }
+
+  it('fits a phone: every page link in view, the search button beside a field, every page passing axe', async () => {
+    const phone = await newPage(PHONE);
     await signIn(phone, org.adminKey);
-    for (const name of ['overview', 'licenses'] as const) {
-      await open(phone, name, name === 'overview' ? 'Overview' : 'Licenses');
+    await phone.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    const links = phone.getByRole('navigation', { name: 'Pages' }).getByRole('link');
+    expect(await links.count()).toBe(PAGES.length);
+    // Nothing wider than the screen, and each link wholly on it without scrolling.
+    expect(await widerThanScreen(phone)).toEqual({ width: PHONE.width, elements: [] });
+    for (const link of await links.all()) {
+      const box = (await link.boundingBox())!;
+      expect({
+        link: await link.textContent(),
+        inView: box.x >= 0 && box.x + box.width <= PHONE.width && box.y + box.height <= PHONE.height,
+      }).toEqual({ link: await link.textContent(), inView: true });
+    }
+    for (const name of PAGES) {
+      const title = (await phone.locator(`nav a[href="#/${name}"]`).textContent())!;
+      await phone.locator(`nav a[href="#/${name}"]`).click();
+      await phone.getByRole('heading', { level: 1, name: title }).waitFor();
+      await phone.locator('[role=status]:has-text("Loading")').first().waitFor({ state: 'detached' });
+      expect({ page: name, ...(await widerThanScreen(phone)) }).toEqual({
+        page: name,
+        width: PHONE.width,
+        elements: [],
+      });
       await checkPage(phone, `phone-${name}`);
     }
+    await open(phone, 'licenses', 'Licenses');
+    const search = phone.getByRole('search');
+    expect(await sameRow(search.getByRole('button', { name: 'Search' }), search.getByLabel('Status'))).toBe(
+      true,
+    );
   }, 60_000);
 
   /** A new license of the product the admin test made, through the API. */
@@ -438,6 +567,196 @@ describe('the console in a browser', () => {
       client_keys_license_actions: true,
       checkout_ttl_seconds: 2_592_000,
     });
+  }, 60_000);
+
+  it("edits a license's end, seats, features and customer, and shows a refused value at its field", async () => {
+    const license = await newLicense();
+    const page = await newPage();
+    await signIn(page, org.adminKey);
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await open(page, `licenses/${license.id}`, license.serial);
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const form = page.getByRole('form', { name: 'Edit license' });
+
+    // The form's own check: a seat count below 1 never reaches the API.
+    await form.getByLabel('Seats').fill('0');
+    await form.getByRole('button', { name: 'Save license' }).click();
+    await expect(fieldError(form.getByLabel('Seats'))).resolves.toBe(
+      'Enter a whole number of seats, 1 or more.',
+    );
+    // The API's refusal, at the field it names: an end before the start.
+    await form.getByLabel('Seats').fill('5');
+    await form.getByLabel('Valid until').fill('1999-01-01T00:00');
+    await form.getByRole('button', { name: 'Save license' }).click();
+    await expect(fieldError(form.getByLabel('Valid until'))).resolves.toBe(
+      'valid_until must not be before valid_from',
+    );
+    expect(await form.getByLabel('Seats').getAttribute('aria-invalid')).toBeNull();
+    await checkPage(page, 'license-edit-refused');
+    expect((await org.api.get(`/api/v1/licenses/${license.id}`)).body).toMatchObject({ max_seats: 1 });
+
+    await form.getByLabel('Valid until').fill('2031-06-30T12:00');
+    await form.getByLabel('Features').fill('pro, export, beta');
+    await form.getByLabel('Customer e-mail').fill('edited@example.com');
+    await form.getByLabel('Customer ID').fill('CRM-42');
+    await form.getByRole('button', { name: 'Save license' }).click();
+    await expectShown(
+      page,
+      page.getByRole('status').filter({ hasText: `Saved the changes to ${license.serial}` }),
+    );
+    await form.waitFor({ state: 'detached' });
+    const until = await page.evaluate(`new Date('2031-06-30T12:00').toISOString()`);
+    expect((await org.api.get(`/api/v1/licenses/${license.id}`)).body).toMatchObject({
+      valid_until: until,
+      max_seats: 5,
+      features: ['pro', 'export', 'beta'],
+      customer_email: 'edited@example.com',
+      customer_id: 'CRM-42',
+    });
+    await page.locator('.facts', { hasText: 'pro, export, beta' }).waitFor();
+    await checkPage(page, 'license-edited');
+
+    // Emptied, the end is none: the license becomes perpetual.
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await form.getByLabel('Valid until').fill('');
+    await form.getByRole('button', { name: 'Save license' }).click();
+    await expectShown(page, page.getByRole('status').filter({ hasText: 'end of validity' }));
+    expect((await org.api.get(`/api/v1/licenses/${license.id}`)).body.valid_until).toBeNull();
+  }, 60_000);
+
+  /** The message a field's control points to (`aria-describedby`) as its error. */
+  async function fieldError(control: Locator): Promise<string | null> {
+    await control.and(control.page().locator('[aria-invalid=true]')).waitFor();
+    const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ');
+    const error = control.page().locator(ids.map((id) => `[id="${id}"].field-error`).join(', '));
+    return error.textContent();
+  }
+
+  it('shows "This key" for the key signed in, never a revoke button; creates a key shown once', async () => {
+    const current = (await org.api.get('/api/v1/api-keys/current')).body;
+    const page = await newPage();
+    await signIn(page, org.adminKey);
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await open(page, 'api-keys', 'API keys');
+    const own = page.locator('tbody tr', { has: page.getByRole('cell', { name: `${current.prefix}…` }) });
+    await own.getByText('This key').waitFor();
+    expect(await own.getByRole('button').count()).toBe(0);
+
+    await page.getByLabel('Key name').fill('console made');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const shown = page.getByTestId('new-api-key');
+    await expectShown(page, shown);
+    expect(await shown.textContent()).toMatch(/^lk_/);
+    await expect(page.getByLabel('Key name').inputValue()).resolves.toBe('');
+    const made = page.locator('tbody tr', { hasText: 'console made' });
+    await made.getByRole('button', { name: 'Revoke console made' }).waitFor();
+    await expect(page.getByRole('button', { name: /^Revoke / }).allTextContents()).resolves.not.toContain(
+      `Revoke ${current.name}`,
+    );
+    await checkPage(page, 'api-keys-this-key');
+    await made.getByRole('button', { name: 'Revoke console made' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+    await made.waitFor({ state: 'detached' });
+  }, 60_000);
+
+  it("creates a webhook, edits it, rotates its secret, shows a delivery's payload and redelivers it", async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      const page = await newPage();
+      await signIn(page, org.adminKey);
+      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      await open(page, 'webhooks', 'Webhooks');
+      await page.getByLabel('Endpoint URL').fill(receiver.url);
+      await page.getByLabel('Description').fill('console receiver');
+      await page.getByRole('button', { name: 'Create webhook' }).click();
+      const firstSecret = (await page.getByTestId('new-webhook-secret').textContent())!;
+      expect(firstSecret).toMatch(/^whsec_/);
+      const hook = (await org.api.get('/api/v1/webhooks')).body.webhooks.find(
+        (w: { url: string }) => w.url === receiver.url,
+      );
+      await expectCreated(page, receiver.url, hook.id);
+      await expect(page.getByLabel('Endpoint URL').inputValue()).resolves.toBe('');
+      await expect(page.getByLabel('Events').inputValue()).resolves.toBe('*');
+      await checkPage(page, 'webhook-created');
+
+      // Its settings: events, description, and paused, then resumed.
+      await page.getByTestId('created').getByRole('link', { name: receiver.url }).click();
+      await page.getByRole('heading', { level: 1, name: receiver.url }).waitFor();
+      await page.getByRole('button', { name: 'Edit', exact: true }).click();
+      const form = page.getByRole('form', { name: 'Edit webhook' });
+      await form.getByLabel('Events').fill('license.*, product.created');
+      await form.getByLabel('Description').fill('CRM');
+      await form.getByLabel(/^Enabled/).uncheck();
+      await form.getByRole('button', { name: 'Save webhook' }).click();
+      await expectShown(page, page.getByTestId('webhook-state').filter({ hasText: 'disabled' }));
+      expect((await org.api.get(`/api/v1/webhooks/${hook.id}`)).body).toMatchObject({
+        events: ['license.*', 'product.created'],
+        description: 'CRM',
+        enabled: false,
+      });
+      await page.getByRole('button', { name: 'Edit', exact: true }).click();
+      await form.getByLabel('Events').fill('license.nonsense');
+      await form.getByRole('button', { name: 'Save webhook' }).click();
+      await expect(fieldError(form.getByLabel('Events'))).resolves.toMatch(/.+/);
+      await checkPage(page, 'webhook-edit-refused');
+      await form.getByLabel('Events').fill('*');
+      await form.getByLabel(/^Enabled/).check();
+      await form.getByRole('button', { name: 'Save webhook' }).click();
+      await expectShown(page, page.getByTestId('webhook-state').filter({ hasText: /^enabled$/ }));
+      expect((await org.api.get(`/api/v1/webhooks/${hook.id}`)).body).toMatchObject({
+        events: ['*'],
+        enabled: true,
+      });
+
+      // A new secret, shown once; deliveries are signed with it (and the old one, for a day).
+      await page.getByRole('button', { name: 'Rotate secret' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
+      const shown = page.getByTestId('new-webhook-secret');
+      await expectShown(page, shown);
+      const secret = (await shown.textContent())!;
+      expect(secret).toMatch(/^whsec_/);
+      expect(secret).not.toBe(firstSecret);
+      await checkPage(page, 'webhook-secret-rotated');
+      await page.getByRole('button', { name: 'I have copied it' }).click();
+      await shown.waitFor({ state: 'detached' });
+
+      // A test event: its delivery, its payload as the receiver got it, and a redelivery.
+      await page.getByRole('button', { name: 'Send a test event' }).click();
+      await waitFor(() => receiver.received.length === 1, { what: 'the test event' });
+      const [received] = receiver.received;
+      expect(validSignatures(received!, secret)).toBe(1);
+      const row = page.locator('tbody tr', { hasText: 'webhook.test' });
+      await waitFor(
+        async () => {
+          await page.reload();
+          return (await row.getByText('delivered').count()) === 1;
+        },
+        { what: 'the delivery in the log' },
+      );
+      await row.getByRole('button', { name: /^Show delivery of webhook.test/ }).click();
+      const panel = page.getByRole('region', { name: /^Delivery of webhook.test/ });
+      await expectShown(page, panel.getByTestId('delivery-payload'));
+      expect(JSON.parse((await panel.getByTestId('delivery-payload').textContent())!)).toEqual(
+        received!.body,
+      );
+      await panel.getByText('delivered', { exact: true }).waitFor();
+      await checkPage(page, 'webhook-delivery');
+      await panel.getByRole('button', { name: 'Redeliver' }).click();
+      await expectShown(page, panel.getByRole('status').filter({ hasText: 'Sent again' }));
+      await waitFor(() => receiver.received.length === 2, { what: 'the redelivery' });
+      expect(receiver.received[1]!.body.id).toBe(received!.body.id);
+      const [delivery] = (await org.api.get(`/api/v1/webhooks/${hook.id}/deliveries`)).body.deliveries;
+      await waitFor(
+        async () => {
+          const one = (await org.api.get(`/api/v1/webhook-deliveries/${delivery.id}`)).body;
+          return one.status === 'delivered' && one.attempts === 2;
+        },
+        { what: 'the redelivery in the log' },
+      );
+      await org.api.delete(`/api/v1/webhooks/${hook.id}`);
+    } finally {
+      await receiver.close();
+    }
   }, 60_000);
 
   it('renders no write control for a read key, on any page', async () => {

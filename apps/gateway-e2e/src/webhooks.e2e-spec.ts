@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { EVENT_TYPES } from '@licensing/contracts';
 import { waitFor } from '@licensing/shared/testing';
@@ -261,6 +262,13 @@ describe('webhooks', () => {
         '3',
       ]);
       expect(new Set(flaky.received.map((hook) => hook.body.id))).toEqual(new Set([delivery.event_id]));
+
+      // One delivery, with the body every attempt sent.
+      const one = await org.api.get(`/api/v1/webhook-deliveries/${delivery.id}`);
+      expect(one.status).toBe(200);
+      expect(one.body).toEqual({ ...delivery, payload: flaky.received[2]!.body });
+      expect(JSON.stringify(one.body.payload)).toBe(flaky.received[2]!.raw);
+      expect((await org.api.get(`/api/v1/webhook-deliveries/${randomUUID()}`)).status).toBe(404);
     });
 
     it('fails a delivery after its last attempt, shows why in the log, and redelivers it on request', async () => {

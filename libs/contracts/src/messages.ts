@@ -87,6 +87,7 @@ import { SerialStatusesRequest } from './revocation/serial-status.dto';
 import { SerialStatusPutDto } from './revocation/serial-status-put.dto';
 import {
   CreateWebhookDto,
+  DeliveryDetailView,
   DeliveryListView,
   DeliveryView,
   ListDeliveriesMessage,
@@ -308,6 +309,8 @@ export const Messages = {
       'webhook.deliveries.v1',
       DeliveryListView,
     ),
+    /** One delivery, with the event's body as every attempt sends it. */
+    delivery: defineMessage<IdDto, DeliveryDetailView>('webhook.delivery.v1', DeliveryDetailView),
     /** The delivery is attempted again at once, with a fresh budget of attempts. */
     redeliver: defineMessage<IdDto, DeliveryView>('webhook.redeliver.v1', DeliveryView),
   },

@@ -2,7 +2,17 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { formatTime } from '../data';
 import type { ApiKey, Scope } from '../types';
-import { Async, ConfirmButton, Empty, ErrorNotice, Field, useAction, useResource, useSession } from '../ui';
+import {
+  Async,
+  ConfirmButton,
+  Empty,
+  ErrorNotice,
+  Field,
+  useAction,
+  useResource,
+  useSession,
+  TableWrap,
+} from '../ui';
 
 const SCOPES: [Scope, string][] = [
   ['admin', 'admin: everything'],
@@ -10,7 +20,10 @@ const SCOPES: [Scope, string][] = [
   ['client', 'client: what a shipped application needs'],
 ];
 
-/** The organization's API keys; a new key is shown once, at creation. */
+/**
+ * The organization's API keys; a new key is shown once, at creation. The key signed in here has
+ * no revoke button: an admin cannot lock themselves out by a click (another admin key can).
+ */
 export function ApiKeysPage() {
   const { canWrite, key: current } = useSession();
   const keys = useResource(() => api.get<{ api_keys: ApiKey[] }>('/api-keys?per_page=100'), []);
@@ -77,7 +90,7 @@ export function ApiKeysPage() {
           rows.length === 0 ? (
             <Empty>No API key.</Empty>
           ) : (
-            <div class="table-wrap">
+            <TableWrap label="API keys">
               <table>
                 <thead>
                   <tr>
@@ -95,14 +108,19 @@ export function ApiKeysPage() {
                 <tbody>
                   {rows.map((key) => (
                     <tr key={key.id}>
-                      <td>
-                        {key.name}
-                        {key.id === current.id && <span class="muted"> (this session)</span>}
-                      </td>
+                      <td>{key.name}</td>
                       <td class="mono">{key.prefix}…</td>
                       <td>{key.scopes.join(', ')}</td>
                       <td>{formatTime(key.created_at)}</td>
-                      {canWrite && (
+                      {canWrite && key.id === current.id && (
+                        <td>
+                          {/* Revoking the key this console signed in with would lock its user out. */}
+                          <span class="badge this-key" title="The key this console signed in with">
+                            This key
+                          </span>
+                        </td>
+                      )}
+                      {canWrite && key.id !== current.id && (
                         <td>
                           <ConfirmButton
                             label={`Revoke ${key.name}`}
@@ -117,7 +135,7 @@ export function ApiKeysPage() {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )
         }
       </Async>

@@ -2,7 +2,18 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { formatTime } from '../data';
 import { Entitlement } from '../types';
-import { Async, ConfirmButton, Empty, ErrorNotice, Field, useAction, useResource, useSession } from '../ui';
+import {
+  Async,
+  ConfirmButton,
+  Created,
+  Empty,
+  ErrorNotice,
+  Field,
+  useAction,
+  useResource,
+  useSession,
+  TableWrap,
+} from '../ui';
 
 /** The entitlement catalog: the codes licenses hold. A code never changes; a name may. */
 export function EntitlementsPage() {
@@ -13,6 +24,7 @@ export function EntitlementsPage() {
   );
   const [form, setForm] = useState({ code: '', name: '' });
   const { busy, error, run } = useAction();
+  const [created, setCreated] = useState<Entitlement>();
   return (
     <>
       <h1>Entitlements</h1>
@@ -22,8 +34,14 @@ export function EntitlementsPage() {
           aria-label="New entitlement"
           onSubmit={(event) => {
             event.preventDefault();
+            setCreated(undefined);
             void run(async () => {
-              await api.post('/entitlements', { code: form.code.trim(), name: form.name.trim() });
+              setCreated(
+                await api.post<Entitlement>('/entitlements', {
+                  code: form.code.trim(),
+                  name: form.name.trim(),
+                }),
+              );
               setForm({ code: '', name: '' });
               entitlements.reload();
             });
@@ -54,6 +72,9 @@ export function EntitlementsPage() {
             </button>
           </div>
           {error && <ErrorNotice message={error} />}
+          {created && (
+            <Created what="entitlement" name={`${created.code} (${created.name})`} id={created.id} />
+          )}
         </form>
       )}
       <Async resource={entitlements}>
@@ -61,7 +82,7 @@ export function EntitlementsPage() {
           rows.length === 0 ? (
             <Empty>No entitlement yet. Licenses hold entitlements that applications check for.</Empty>
           ) : (
-            <>
+            <TableWrap label="Entitlement catalog">
               <table>
                 <caption>
                   {rows.length} of {total} entitlements, newest first
@@ -97,7 +118,7 @@ export function EntitlementsPage() {
                   ))}
                 </tbody>
               </table>
-            </>
+            </TableWrap>
           )
         }
       </Async>

@@ -5,6 +5,7 @@ import { KEY_ALGORITHMS, KeyPair } from '../types';
 import {
   Async,
   ConfirmButton,
+  Created,
   DownloadButton,
   Empty,
   ErrorNotice,
@@ -20,6 +21,7 @@ export function KeyPairsPage() {
   const pairs = useResource(() => api.get<{ key_pairs: KeyPair[] }>('/key-pairs?per_page=100'), []);
   const [form, setForm] = useState({ name: '', algorithm: 'ed25519' });
   const { busy, error, run } = useAction();
+  const [created, setCreated] = useState<KeyPair>();
   return (
     <>
       <h1>Key pairs</h1>
@@ -29,12 +31,15 @@ export function KeyPairsPage() {
           aria-label="New key pair"
           onSubmit={(event) => {
             event.preventDefault();
+            setCreated(undefined);
             void run(async () => {
-              await api.post('/key-pairs', {
-                name: form.name.trim() || undefined,
-                algorithm: form.algorithm,
-              });
-              setForm({ ...form, name: '' });
+              setCreated(
+                await api.post<KeyPair>('/key-pairs', {
+                  name: form.name.trim() || undefined,
+                  algorithm: form.algorithm,
+                }),
+              );
+              setForm({ name: '', algorithm: 'ed25519' });
               pairs.reload();
             });
           }}
@@ -65,6 +70,7 @@ export function KeyPairsPage() {
             </button>
           </div>
           {error && <ErrorNotice message={error} />}
+          {created && <Created what={`${created.algorithm} key pair`} name={created.name} id={created.id} />}
         </form>
       )}
       <Async resource={pairs}>

@@ -1,6 +1,15 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
-import { expiryInstant, formatTime, dailyUsageSeries, pageInfo, queryString, wordList } from '../data';
+import {
+  dailyUsageSeries,
+  expiryInstant,
+  formatTime,
+  licenseChanges,
+  licenseEdit,
+  pageInfo,
+  queryString,
+  wordList,
+} from '../data';
 import {
   Activation,
   AuditEvent,
@@ -21,11 +30,13 @@ import {
   Empty,
   ErrorNotice,
   Field,
+  FieldErrors,
   Pager,
   routeQuery,
   useAction,
   useResource,
   useSession,
+  TableWrap,
 } from '../ui';
 
 const PER_PAGE = 20;
@@ -112,7 +123,7 @@ export function LicensesPage() {
             </Empty>
           ) : (
             <>
-              <div class="table-wrap">
+              <TableWrap label="Licenses">
                 <table>
                   <caption class="visually-hidden">Licenses</caption>
                   <thead>
@@ -142,7 +153,7 @@ export function LicensesPage() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableWrap>
               <Pager info={pageInfo(page, PER_PAGE, total)} onPage={setPage} label="Licenses" />
             </>
           )
@@ -156,15 +167,17 @@ export function StatusBadge({ status }: { status: LicenseStatus }) {
   return <span class={`badge status-${status}`}>{status}</span>;
 }
 
+const NEW_LICENSE = {
+  product_id: '',
+  customer_email: '',
+  license_type: 'subscription',
+  valid_days: '',
+  max_seats: '1',
+  features: '',
+};
+
 function CreateLicense({ products, onCreated }: { products: Product[]; onCreated: () => void }) {
-  const [form, setForm] = useState({
-    product_id: '',
-    customer_email: '',
-    license_type: 'subscription',
-    valid_days: '',
-    max_seats: '1',
-    features: '',
-  });
+  const [form, setForm] = useState(NEW_LICENSE);
   const { busy, error, run } = useAction();
   const [created, setCreated] = useState<License>();
   const set = (name: keyof typeof form) => (event: { currentTarget: { value: string } }) =>
@@ -191,6 +204,7 @@ function CreateLicense({ products, onCreated }: { products: Product[]; onCreated
                 features: form.features.trim() ? wordList(form.features) : undefined,
               });
               setCreated(license);
+              setForm(NEW_LICENSE);
               onCreated();
             });
           }}
@@ -250,8 +264,9 @@ function CreateLicense({ products, onCreated }: { products: Product[]; onCreated
           </div>
           {error && <ErrorNotice message={error} />}
           {created && (
-            <p class="notice ok" role="status">
-              Created <a href={`#/licenses/${created.id}`}>{created.serial}</a>.
+            <p class="notice ok" role="status" data-testid="created">
+              Created the license <a href={`#/licenses/${created.id}`}>{created.serial}</a> for{' '}
+              {created.customer_email ?? 'no customer'}, id <code>{created.id}</code>.
             </p>
           )}
         </form>
@@ -287,6 +302,8 @@ export function LicenseDetail({ id }: { id: string }) {
     audit.reload();
   };
   const now = useMemo(() => new Date(), [usage.data]);
+  const [editing, setEditing] = useState(false);
+  const [saved, setSaved] = useState<string>();
 
   return (
     <>
@@ -304,7 +321,10 @@ export function LicenseDetail({ id }: { id: string }) {
               <dt>Product</dt>
               <dd>{l.product_name}</dd>
               <dt>Customer</dt>
-              <dd>{l.customer_email ?? '—'}</dd>
+              <dd>
+                {l.customer_email ?? '—'}
+                {l.customer_id ? ` (${l.customer_id})` : ''}
+              </dd>
               <dt>Type</dt>
               <dd>{l.license_type}</dd>
               <dt>Seats</dt>
@@ -353,6 +373,18 @@ export function LicenseDetail({ id }: { id: string }) {
                 />
               )}
               {canWrite && l.status !== 'revoked' && (
+                <button
+                  type="button"
+                  aria-expanded={editing}
+                  onClick={() => {
+                    setEditing(!editing);
+                    setSaved(undefined);
+                  }}
+                >
+                  Edit
+                </button>
+              )}
+              {canWrite && l.status !== 'revoked' && (
                 <ConfirmButton
                   label="Revoke"
                   danger
@@ -362,6 +394,22 @@ export function LicenseDetail({ id }: { id: string }) {
                 />
               )}
             </div>
+            {saved && (
+              <p class="notice ok" role="status">
+                Saved the changes to {l.serial}: {saved}.
+              </p>
+            )}
+            {editing && canWrite && l.status !== 'revoked' && (
+              <EditLicense
+                license={l}
+                onCancel={() => setEditing(false)}
+                onSaved={(fields) => {
+                  setEditing(false);
+                  setSaved(fields.join(', '));
+                  reloadAll();
+                }}
+              />
+            )}
           </>
         )}
       </Async>
@@ -379,7 +427,7 @@ export function LicenseDetail({ id }: { id: string }) {
             rows.length === 0 ? (
               <Empty>No machine has activated this license.</Empty>
             ) : (
-              <div class="table-wrap">
+              <TableWrap label="Activations">
                 <table>
                   <thead>
                     <tr>
@@ -400,7 +448,7 @@ export function LicenseDetail({ id }: { id: string }) {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableWrap>
             )
           }
         </Async>
@@ -455,6 +503,94 @@ export function LicenseDetail({ id }: { id: string }) {
         </section>
       )}
     </>
+  );
+}
+
+const EDITED: Record<string, string> = {
+  customer_email: 'customer e-mail',
+  customer_id: 'customer ID',
+  valid_until: 'end of validity',
+  max_seats: 'seats',
+  features: 'features',
+};
+
+/**
+ * Edits a license's customer, end of validity, seats and features (`PATCH /licenses/:id`, which
+ * signs it again). Only the fields that changed are sent; a refused field is marked where it is.
+ */
+function EditLicense({
+  license,
+  onCancel,
+  onSaved,
+}: {
+  license: License;
+  onCancel: () => void;
+  onSaved: (fields: string[]) => void;
+}) {
+  const [form, setForm] = useState(() => licenseEdit(license));
+  const { busy, error, fields, run } = useAction();
+  const set = (name: keyof typeof form) => (event: { currentTarget: { value: string } }) =>
+    setForm({ ...form, [name]: event.currentTarget.value });
+  return (
+    <form
+      class="grid panel edit"
+      aria-label="Edit license"
+      noValidate
+      onSubmit={(event) => {
+        event.preventDefault();
+        void run(async () => {
+          const edit = licenseChanges(license, form);
+          if ('errors' in edit) throw new FieldErrors(edit.errors as Record<string, string>);
+          const names = Object.keys(edit.changes);
+          if (names.length === 0) throw new Error('Nothing changed.');
+          await api.patch<License>(`/licenses/${license.id}`, edit.changes);
+          onSaved(names.map((name) => EDITED[name] ?? name));
+        });
+      }}
+    >
+      <Field label="Customer e-mail" error={fields.customer_email}>
+        <input
+          name="customer_email"
+          type="email"
+          value={form.customer_email}
+          onInput={set('customer_email')}
+        />
+      </Field>
+      <Field
+        label="Customer ID"
+        hint="Your own reference for the customer; optional"
+        error={fields.customer_id}
+      >
+        <input name="customer_id" value={form.customer_id} onInput={set('customer_id')} />
+      </Field>
+      <Field
+        label="Valid until"
+        hint="Your local time; empty: no end. In the past: the license is expired."
+        error={fields.valid_until}
+      >
+        <input
+          name="valid_until"
+          type="datetime-local"
+          value={form.valid_until}
+          onInput={set('valid_until')}
+        />
+      </Field>
+      <Field label="Seats" error={fields.max_seats}>
+        <input name="max_seats" type="number" min={1} value={form.max_seats} onInput={set('max_seats')} />
+      </Field>
+      <Field label="Features" hint="Comma-separated" error={fields.features}>
+        <input name="features" value={form.features} onInput={set('features')} />
+      </Field>
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          Save license
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+      {error && <ErrorNotice message={error} />}
+    </form>
   );
 }
 
@@ -598,7 +734,7 @@ function LicenseTokens({ licenseId, revoked }: { licenseId: string; revoked: boo
             </Empty>
           ) : (
             <>
-              <div class="table-wrap">
+              <TableWrap label="Tokens of this license">
                 <table>
                   <caption class="visually-hidden">License tokens</caption>
                   <thead>
@@ -644,7 +780,7 @@ function LicenseTokens({ licenseId, revoked }: { licenseId: string; revoked: boo
                     })}
                   </tbody>
                 </table>
-              </div>
+              </TableWrap>
               {total > TOKENS_PER_PAGE && (
                 <Pager
                   info={pageInfo(page, TOKENS_PER_PAGE, total)}

@@ -2,7 +2,17 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { formatTime } from '../data';
 import { LICENSE_TYPES, MACHINE_MATCHING_RULES, OVERAGE_RULES, Policy, Product } from '../types';
-import { Async, ConfirmButton, Empty, ErrorNotice, Field, useAction, useResource, useSession } from '../ui';
+import {
+  Async,
+  ConfirmButton,
+  Created,
+  Empty,
+  ErrorNotice,
+  Field,
+  useAction,
+  useResource,
+  useSession,
+} from '../ui';
 
 /** An empty field is a limit switched off (null); anything else is a whole number. */
 const limit = (text: string): number | null => (text.trim() === '' ? null : Number(text));
@@ -83,20 +93,23 @@ export function PoliciesPage() {
   );
 }
 
+const NEW_POLICY = {
+  product_id: '',
+  name: '',
+  license_type: 'subscription',
+  duration_days: '',
+  max_machines: '1',
+  max_processes: '',
+  heartbeat_interval_seconds: '',
+  heartbeat_grace_seconds: '0',
+  check_in_interval_days: '',
+  overage: 'none',
+  machine_matching: 'all',
+};
+
 function PolicyForm({ products, onSaved }: { products: Product[]; onSaved: () => void }) {
-  const [form, setForm] = useState({
-    product_id: '',
-    name: '',
-    license_type: 'subscription',
-    duration_days: '',
-    max_machines: '1',
-    max_processes: '',
-    heartbeat_interval_seconds: '',
-    heartbeat_grace_seconds: '0',
-    check_in_interval_days: '',
-    overage: 'none',
-    machine_matching: 'all',
-  });
+  const [form, setForm] = useState(NEW_POLICY);
+  const [created, setCreated] = useState<Policy>();
   const { busy, error, run } = useAction();
   const set = (name: keyof typeof form) => (event: { currentTarget: { value: string } }) =>
     setForm({ ...form, [name]: event.currentTarget.value });
@@ -111,8 +124,9 @@ function PolicyForm({ products, onSaved }: { products: Product[]; onSaved: () =>
       aria-label="New policy"
       onSubmit={(event) => {
         event.preventDefault();
+        setCreated(undefined);
         void run(async () => {
-          await api.post('/policies', {
+          const policy = await api.post<Policy>('/policies', {
             product_id: form.product_id || products[0]?.id,
             name: form.name.trim(),
             license_type: form.license_type,
@@ -126,7 +140,8 @@ function PolicyForm({ products, onSaved }: { products: Product[]; onSaved: () =>
             overage: form.overage,
             machine_matching: form.machine_matching,
           });
-          setForm({ ...form, name: '' });
+          setCreated(policy);
+          setForm(NEW_POLICY);
           onSaved();
         });
       }}
@@ -187,6 +202,7 @@ function PolicyForm({ products, onSaved }: { products: Product[]; onSaved: () =>
         </p>
       )}
       {error && <ErrorNotice message={error} />}
+      {created && <Created what="policy" name={created.name} id={created.id} />}
     </form>
   );
 }

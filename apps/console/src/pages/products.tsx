@@ -2,7 +2,17 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { formatTime, wordList } from '../data';
 import type { KeyPair, Product } from '../types';
-import { Async, DownloadButton, Empty, ErrorNotice, Field, useAction, useResource, useSession } from '../ui';
+import {
+  Async,
+  Created,
+  DownloadButton,
+  Empty,
+  ErrorNotice,
+  Field,
+  useAction,
+  useResource,
+  useSession,
+} from '../ui';
 
 /** Products: list, create, edit (name, description, defaults, key pair), public key download. */
 export function ProductsPage() {
@@ -104,14 +114,16 @@ function ProductForm({
   keyPairs: KeyPair[];
   onSaved: () => void;
 }) {
-  const [form, setForm] = useState({
+  const blank = {
     name: product?.name ?? '',
     code: product?.code ?? '',
     description: product?.description ?? '',
     key_pair_id: product?.key_pair_id ?? '',
     default_features: product?.default_features.join(', ') ?? '',
     default_valid_days: String(product?.default_valid_days ?? 365),
-  });
+  };
+  const [form, setForm] = useState(blank);
+  const [created, setCreated] = useState<Product>();
   const { busy, error, run } = useAction();
   const set = (name: keyof typeof form) => (event: { currentTarget: { value: string } }) =>
     setForm({ ...form, [name]: event.currentTarget.value });
@@ -129,9 +141,13 @@ function ProductForm({
           default_features: wordList(form.default_features),
           default_valid_days: Number(form.default_valid_days),
         };
+        setCreated(undefined);
         void run(async () => {
           if (product) await api.put(`/products/${product.id}`, fields);
-          else await api.post('/products', { ...fields, code: form.code.trim() });
+          else {
+            setCreated(await api.post<Product>('/products', { ...fields, code: form.code.trim() }));
+            setForm(blank);
+          }
           onSaved();
         });
       }}
@@ -187,6 +203,7 @@ function ProductForm({
         </p>
       )}
       {error && <ErrorNotice message={error} />}
+      {created && <Created what="product" name={`${created.name} (${created.code})`} id={created.id} />}
     </form>
   );
 }

@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from
 import { ApiTags } from '@nestjs/swagger';
 import {
   CreateWebhookDto,
+  DeliveryDetailView,
   DeliveryListView,
   DeliveryView,
   ListDeliveriesQueryDto,
@@ -161,6 +162,20 @@ export class WebhooksController {
 @Controller(routes('webhook-deliveries'))
 export class WebhookDeliveriesController {
   constructor(private readonly bus: BusClient) {}
+
+  @Get(':id')
+  @Operation({
+    id: 'getWebhookDelivery',
+    summary: 'Get a delivery and its payload',
+    description:
+      'One delivery: its status, attempts and last answer, and `payload`, the body every attempt ' +
+      'sends (`{id, type, org_id, occurred_at, data}`).',
+  })
+  @Answers(Messages.webhook.delivery)
+  @ApiProblems(['not_found', 'the delivery does not exist in the organization'])
+  get(@Param('id', uuidParam) id: string): Promise<DeliveryDetailView> {
+    return this.bus.send(Messages.webhook.delivery, { id });
+  }
 
   @Post(':id/redeliver')
   @Operation({

@@ -1,4 +1,11 @@
-import { DeliveryListView, DeliveryView, IdDto, ListDeliveriesMessage, Messages } from '@licensing/contracts';
+import {
+  DeliveryDetailView,
+  DeliveryListView,
+  DeliveryView,
+  IdDto,
+  ListDeliveriesMessage,
+  Messages,
+} from '@licensing/contracts';
 import { BusController, BusData, BusOrg, Handles } from '@licensing/shared/messaging';
 import { DeliveriesService } from './deliveries.service';
 
@@ -9,6 +16,11 @@ export class DeliveriesController {
   @Handles(Messages.webhook.deliveries)
   list(@BusOrg() orgId: string, @BusData() query: ListDeliveriesMessage): Promise<DeliveryListView> {
     return this.deliveries.list(orgId, query);
+  }
+
+  @Handles(Messages.webhook.delivery)
+  get(@BusOrg() orgId: string, @BusData() { id }: IdDto): Promise<DeliveryDetailView> {
+    return this.deliveries.get(orgId, id);
   }
 
   @Handles(Messages.webhook.redeliver)

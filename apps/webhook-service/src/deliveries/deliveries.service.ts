@@ -1,12 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { DeliveryListView, DeliveryView, ListDeliveriesMessage, pageOf } from '@licensing/contracts';
+import {
+  DeliveryDetailView,
+  DeliveryListView,
+  DeliveryView,
+  ListDeliveriesMessage,
+  pageOf,
+} from '@licensing/contracts';
 import { pageWindow } from '@licensing/shared/database';
 import { DomainError } from '@licensing/shared/errors';
 import { EndpointEntity } from '../endpoints/endpoint.entity';
 import { DeliveryEntity } from './delivery.entity';
 import { DeliveryWorker } from './delivery.worker';
+import { WebhookEventEntity } from './webhook-event.entity';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
@@ -45,6 +52,16 @@ export class DeliveriesService {
       ...pageWindow(pageOf(query)),
     });
     return { deliveries: deliveries.map(toDeliveryView), total };
+  }
+
+  /** One delivery, with the stored body of its event: the exact bytes every attempt sends. */
+  async get(orgId: string, id: string): Promise<DeliveryDetailView> {
+    const delivery = await this.dataSource.getRepository(DeliveryEntity).findOneBy({ id, orgId });
+    if (!delivery) throw DomainError.notFound('Webhook delivery', id);
+    const event = await this.dataSource
+      .getRepository(WebhookEventEntity)
+      .findOneByOrFail({ id: delivery.eventId, orgId });
+    return { ...toDeliveryView(delivery), payload: JSON.parse(event.payload) as Record<string, unknown> };
   }
 
   /**

@@ -219,6 +219,16 @@ export class DeliveryView {
   @ApiProperty({ nullable: true, type: String, format: 'date-time' }) delivered_at!: string | null;
 }
 
+/** One delivery with the body every attempt sends. */
+export class DeliveryDetailView extends DeliveryView {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'The body every attempt sends, exactly: `{id, type, org_id, occurred_at, data}`',
+  })
+  payload!: Record<string, unknown>;
+}
+
 export class DeliveryListView {
   @ApiProperty({ type: [DeliveryView] }) deliveries!: DeliveryView[];
   @ApiProperty() total!: number;
