@@ -510,6 +510,11 @@ describe('relay files and relay reports', () => {
         JSON.stringify({ report: 'a'.repeat(1_100_000) }),
       );
       expect(problem(oversized)).toBe('413 payload_too_large');
+      // Just under the limit, the report still reaches the license service, and is refused there.
+      const nearLimit = await org.api.post('/api/v1/relay-reports', {
+        report: `${'a'.repeat(1_040_000)}.b.c`,
+      });
+      expect(problem(nearLimit)).toBe('422 report_signature_invalid');
       expect((await usageOf(license.id)).syncs).toBe(0);
     });
   });
