@@ -291,6 +291,32 @@ describe('relay files and relay reports', () => {
       expect((await org.api.get(`/api/v1/relay-files?license_id=${license.id}`)).body.total).toBe(0);
     });
 
+    it('replays a creation sent again with its Idempotency-Key, and spends from the admin and read rate limits', async () => {
+      const license = await floating();
+      const body = { site: 'plant-7', public_key: relayKeys().publicPem };
+      const key = randomUUID();
+      const first = await org.api.request('POST', `/api/v1/licenses/${license.id}/relay-files`, body, {
+        'idempotency-key': key,
+      });
+      const again = await org.api.request('POST', `/api/v1/licenses/${license.id}/relay-files`, body, {
+        'idempotency-key': key,
+      });
+      expect(first.status).toBe(201);
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.body).toEqual(first.body);
+      expect((await org.api.get(`/api/v1/relay-files?license_id=${license.id}`)).body.total).toBe(1);
+
+      const policy = (response: ApiResponse) => response.headers.get('ratelimit-policy');
+      const adminPolicy = policy(await org.api.patch(`/api/v1/licenses/${license.id}`, { customer_id: 'c' }));
+      const readPolicy = policy(await org.api.get('/api/v1/licenses?per_page=1'));
+      expect(adminPolicy).not.toBe(readPolicy);
+      expect(policy(first)).toBe(adminPolicy);
+      expect(policy(await org.api.post('/api/v1/relay-reports', { report: 'x' }))).toBe(adminPolicy);
+      expect(policy(await org.api.get('/api/v1/relay-files'))).toBe(readPolicy);
+      expect(policy(await org.api.get(`/api/v1/relay-files/${first.body.id}`))).toBe(readPolicy);
+    });
+
     it('writes an audit entry of the creation, without the file', async () => {
       const { file, keys } = await relay('audited site');
       let entries: any[] = [];
@@ -426,6 +452,55 @@ describe('relay files and relay reports', () => {
       // The product's other licenses here sync nothing: every report of the range is this license's.
       expect(ofLicense).toBe(5);
       expect(Math.max(...analytics.body.buckets.map((b: any) => b.peak_seats_in_use ?? 0))).toBe(3);
+    });
+
+    it('counts concurrent uploads of one report once', async () => {
+      const { license, keys, file } = await relay();
+      const leases = [lease('machine-a', 30, 1), lease('machine-b', 20, 2)];
+      const report = relayReport(keys.privateKey, file, license.serial, productId, leases);
+      const answers = await Promise.all(Array.from({ length: 6 }, () => importReport(report)));
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);
+      const client = (await apiKeyWithScopes(org.api, ['client'])).api;
+      expect((await client.post('/api/v1/licenses/sync', { license_serial: license.serial })).status).toBe(
+        200,
+      );
+      await waitFor(async () => (await usageOf(license.id)).syncs >= 3, {
+        what: 'the leases and the marker',
+      });
+      expect((await usageOf(license.id)).syncs).toBe(3);
+    });
+
+    it('places an old lease on its own day, and a lease dated in the future at the import', async () => {
+      const { license, keys, file } = await relay();
+      const day = 86_400_000;
+      const old = { ...lease('machine-old', 40 * 24 * 60, 2) };
+      const future = { ...lease('machine-future', -24 * 60, 1) };
+      const before = Date.now();
+      const answer = await importReport(
+        relayReport(keys.privateKey, file, license.serial, productId, [old, future]),
+      );
+      expect(answer.body).toMatchObject({ leases: 2, counted: 2 });
+      // The old day's usage holds the old lease (the daily rollups are kept far longer than raw reports).
+      const range = (at: number) =>
+        `from=${new Date(at - day).toISOString()}&to=${new Date(at + day).toISOString()}&interval=day&product_id=${productId}`;
+      let buckets: any[] = [];
+      await waitFor(
+        async () => {
+          buckets = (await org.api.get(`/api/v1/analytics/usage?${range(Date.parse(old.leased_at))}`)).body
+            .buckets;
+          return buckets.length > 0;
+        },
+        { what: "the old lease in its day's usage" },
+      );
+      expect(buckets.reduce((sum, b) => sum + b.syncs, 0)).toBe(1);
+      expect(buckets[0].peak_seats_in_use).toBe(2);
+      await waitFor(async () => (await usageOf(license.id)).total === 2, { what: 'both machines' });
+      const seen = Object.fromEntries(
+        (await usageOf(license.id)).fingerprints.map((f: any) => [f.fingerprint, Date.parse(f.last_sync_at)]),
+      );
+      expect(seen['machine-old']).toBe(Date.parse(old.leased_at));
+      expect(seen['machine-future']).toBeGreaterThanOrEqual(before);
+      expect(seen['machine-future']).toBeLessThanOrEqual(Date.now());
     });
 
     it('refuses a tampered payload, another key, a malformed report or another type: 422 report_signature_invalid', async () => {
