@@ -33,6 +33,7 @@ export const QUERY_PARAMETERS: Record<string, string> = {
   productId: 'product_id',
   status: 'status',
   customerEmail: 'customer_email',
+  licenseId: 'license_id',
 };
 
 /** Turns what a user typed for a resource (an id, or a serial for a license) into its id. */

@@ -8,6 +8,7 @@ import { registerLicenseFileCommands } from './commands/license-files';
 import { registerLicenseCommands } from './commands/licenses';
 import { registerPolicyCommands } from './commands/policies';
 import { registerProductCommands } from './commands/products';
+import { registerRelayCommands } from './commands/relays';
 import { registerWebhookCommands } from './commands/webhooks';
 
 /** Runs one command line (argv without `node licensing`) and resolves to its exit code. */
@@ -34,7 +35,7 @@ export async function runLicensingCli(argv: string[], io: CliIo): Promise<number
 function buildProgram(io: CliIo): Command {
   const program = new Command('licensing')
     .description(
-      'Verify license files, and manage products, policies, licenses, activations, entitlements, webhooks, key pairs and API keys.',
+      'Verify license files, and manage products, policies, licenses, activations, entitlements, relays, webhooks, key pairs and API keys.',
     )
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride()
@@ -46,6 +47,7 @@ function buildProgram(io: CliIo): Command {
   registerLicenseCommands(program, io);
   registerActivationCommands(program, io);
   registerEntitlementCommands(program, io);
+  registerRelayCommands(program, io);
   registerWebhookCommands(program, io);
   registerApiKeyCommands(program, io);
   return program;

@@ -1457,6 +1457,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/licenses/{id}/relay-files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a relay file
+         * @description Signs a relay file for a `floating` license: a license file signed now with the product's current key, as a checkout is (the license as it is now, `iat`, `exp` `ttl_seconds` from now and never after `valid_until`, `entitlements`, `policy`), with one more claim, `relay: {id, site, public_key}`, naming the relay it is issued to. `public_key` is the relay's Ed25519 key (PEM SPKI) from its relay request; it verifies the relay's usage reports. The file is in this answer only. A license of another type is `422 license_not_floating`; a revoked, suspended or expired one `422 license_not_active`.
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `409 conflict`, `413 payload_too_large`, `422 license_not_floating`, `422 license_not_active`, `422 key_pair_missing`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["createRelayFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/relay-files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List relay files
+         * @description The organization's relay files, newest first, a page at a time, without the files themselves. Filter: `license_id` (an unknown one gives an empty list).
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["listRelayFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/relay-files/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a relay file
+         * @description One relay file of the organization, without the file itself.
+         *
+         *     **Who may call it:** an API key with scope `admin` or `read`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `429 rate_limited`, `503 unavailable`.
+         */
+        get: operations["getRelayFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/relay-reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a relay report
+         * @description Verifies a relay's usage report (a compact JWS whose `kid` is the relay file id) with the public key its relay file was issued to, then hands each lease to analytics as one usage report: id a UUID v5 of the lease id in the relay file id's namespace, received at the lease's `leased_at`, its fingerprint and `seats_in_use`. A lease uploaded again, in the same report or another, is counted once. Answers once every lease is stored in the durable stream analytics reads.
+         *
+         *     **Who may call it:** an API key with scope `admin`.
+         *
+         *     **Errors:** `400 validation_failed`, `401 unauthorized`, `403 forbidden`, `404 not_found`, `413 payload_too_large`, `422 report_signature_invalid`, `422 report_serial_mismatch`, `429 rate_limited`, `503 unavailable`.
+         */
+        post: operations["importRelayReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -2632,7 +2728,7 @@ export interface components {
             /** @enum {string} */
             action: "created" | "updated" | "revoked" | "deleted" | "suspended" | "reinstated" | "rotated";
             /** @enum {string} */
-            resource_type: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook" | "entitlement" | "policy";
+            resource_type: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook" | "entitlement" | "policy" | "relay_file";
             /** Format: uuid */
             resource_id: string;
             actor: components["schemas"]["AuditActorView"];
@@ -2661,6 +2757,103 @@ export interface components {
         AuditEventListView: {
             audit_events: components["schemas"]["AuditEventView"][];
             total: number;
+        };
+        CreateRelayFileDto: {
+            /**
+             * @description The name the relay was set up with (`licensing-relay init --site`): printable text
+             * @example plant-7-floor-2
+             */
+            site: string;
+            /**
+             * @description The relay's Ed25519 public key, a PEM SPKI block, as its relay request holds it
+             * @example -----BEGIN PUBLIC KEY-----
+             *     MCowBQYDK2VwAyEA…
+             *     -----END PUBLIC KEY-----
+             */
+            public_key: string;
+            /**
+             * @description Seconds the file stays valid (default: the organization's `checkout_ttl_seconds`). The file never outlives the license's `valid_until`.
+             * @example 2592000
+             */
+            ttl_seconds?: number;
+        };
+        RelayFileCreatedView: {
+            /**
+             * Format: uuid
+             * @description The relay file id: the `relay.id` claim, and the `kid` of its reports
+             */
+            id: string;
+            /** Format: uuid */
+            license_id: string;
+            /** Format: uuid */
+            product_id: string;
+            site: string;
+            /** @description The relay's public key (PEM SPKI), which verifies its reports */
+            public_key: string;
+            /**
+             * Format: date-time
+             * @description When the file was signed (its `iat`)
+             */
+            issued_at: string;
+            /**
+             * Format: date-time
+             * @description When the file stops verifying (its `exp`): never after the license's `valid_until`
+             */
+            expires_at: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The relay file, base64 of its bytes: a license file signed now with the product's key, as a checkout is, with the claim `relay: {id, site, public_key}`. Shown only in this answer. */
+            relay_file: string;
+        };
+        RelayFileView: {
+            /**
+             * Format: uuid
+             * @description The relay file id: the `relay.id` claim, and the `kid` of its reports
+             */
+            id: string;
+            /** Format: uuid */
+            license_id: string;
+            /** Format: uuid */
+            product_id: string;
+            site: string;
+            /** @description The relay's public key (PEM SPKI), which verifies its reports */
+            public_key: string;
+            /**
+             * Format: date-time
+             * @description When the file was signed (its `iat`)
+             */
+            issued_at: string;
+            /**
+             * Format: date-time
+             * @description When the file stops verifying (its `exp`): never after the license's `valid_until`
+             */
+            expires_at: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        RelayFileListView: {
+            relay_files: components["schemas"]["RelayFileView"][];
+            total: number;
+        };
+        ImportRelayReportDto: {
+            /**
+             * @description The relay report as `licensing-relay report export` writes it: a compact JWS (EdDSA, the relay's key; `kid` the relay file id)
+             * @example eyJhbGciOiJFZERTQSIsInR5cCI6InJlbGF5LXJlcG9ydCtqd3MiLCJraWQiOiIuLi4ifQ.eyJ2IjoxfQ.c2ln
+             */
+            report: string;
+        };
+        RelayReportImportView: {
+            /**
+             * Format: uuid
+             * @description The report's own id (its `report_id`)
+             */
+            report_id: string;
+            /** Format: uuid */
+            relay_file_id: string;
+            /** @description The leases the report holds */
+            leases: number;
+            /** @description The distinct leases handed to analytics, each as one usage record. A lease already counted by an earlier upload is handed over again and still counted once. */
+            counted: number;
         };
     };
     responses: never;
@@ -9611,7 +9804,7 @@ export interface operations {
                 /** @description 1-based page number */
                 page?: number;
                 per_page?: number;
-                resource_type?: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook" | "entitlement" | "policy";
+                resource_type?: "product" | "key_pair" | "license" | "activation" | "api_key" | "license_token" | "organization" | "response_key" | "webhook" | "entitlement" | "policy" | "relay_file";
                 resource_id?: string;
                 action?: "created" | "updated" | "revoked" | "deleted" | "suspended" | "reinstated" | "rotated";
                 /** @description Only changes made with this API key */
@@ -9656,6 +9849,397 @@ export interface operations {
             };
             /** @description `forbidden`: the credential's scopes do not allow this operation */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    createRelayFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, a new one per operation. A repeat in the caller's organization within 24 h (by default) with the same JSON body answers the first response again, same status and body, with `Idempotent-Replayed: true`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "site": "plant-7-floor-2",
+                 *       "public_key": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA…\n-----END PUBLIC KEY-----\n",
+                 *       "ttl_seconds": 2592000
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateRelayFileDto"];
+            };
+        };
+        responses: {
+            /** @description The relay file (`relay_file`, shown only here) and its record */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayFileCreatedView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the license does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `conflict`: the `Idempotency-Key` was used with another body or on another route, or its first request is still in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /**
+             * @description `license_not_floating`: the license is not `floating`
+             *
+             *     `license_not_active`: the license is revoked, suspended or expired
+             *
+             *     `key_pair_missing`: the product has no key pair to sign with
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    listRelayFiles: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number */
+                page?: number;
+                per_page?: number;
+                /** @description Only the relay files of this license */
+                license_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayFileListView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    getRelayFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayFileView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the relay file does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `rate_limited`: over the rate limit of this API key (or license); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unavailable`: a backing service is down; the request had no effect, or is safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+        };
+    };
+    importRelayReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "report": "eyJhbGciOiJFZERTQSIsInR5cCI6InJlbGF5LXJlcG9ydCtqd3MiLCJraWQiOiIuLi4ifQ.eyJ2IjoxfQ.c2ln"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ImportRelayReportDto"];
+            };
+        };
+        responses: {
+            /** @description The report, its leases, and the leases handed to analytics */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayReportImportView"];
+                };
+            };
+            /** @description `validation_failed`: a field, query or path parameter is invalid; `errors` names each one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `unauthorized`: the API key or token is missing, malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `forbidden`: the credential's scopes do not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `not_found`: the report's relay file (`kid`) does not exist in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is larger than 1 MiB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemView"];
+                };
+            };
+            /**
+             * @description `report_signature_invalid`: the report is malformed, or its signature does not verify with the relay file's key
+             *
+             *     `report_serial_mismatch`: the report's `serial` is not the serial of the relay file's license
+             */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

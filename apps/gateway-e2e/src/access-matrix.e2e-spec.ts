@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { KeyObject, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { createActivationRelease, createActivationRequest } from '@licensing/license-verifier';
-import { ApiClient, ApiResponse, waitFor } from '@licensing/shared/testing';
+import { ApiClient, ApiResponse, segmentOf, waitFor } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { apiKeyWithScopes, createLicense, productWithKeyPair, uniqueCode } from './support/fixtures';
 import { RouteKey, nestRoutes, openApiRoutes, withoutPrefix } from './support/routes';
@@ -112,6 +112,11 @@ const SCOPE_TABLE: Record<RouteKey, readonly Scope[] | typeof PUBLIC> = {
 
   'GET /audit-events': ['admin'],
 
+  'POST /licenses/{id}/relay-files': ['admin'],
+  'GET /relay-files': ['admin', 'read'],
+  'GET /relay-files/{id}': ['admin', 'read'],
+  'POST /relay-reports': ['admin'],
+
   'GET /webhooks': ['admin'],
   'POST /webhooks': ['admin'],
   'GET /webhooks/{id}': ['admin'],
@@ -169,6 +174,11 @@ interface World {
   /** A delivery of `webhook` (its test event). */
   delivery: { id: string };
   range: string;
+  /** A relay file of `license` (floating), and the relay's private key, which signs its reports. */
+  relayFile: { id: string; site: string };
+  relayKey: KeyObject;
+  /** A report of `relayFile` with one lease, signed by `relayKey`. */
+  relayReport: string;
 }
 
 /** For each route, a request that a caller allowed to make it gets a 2xx for (RouteKey's method + template). */
@@ -328,6 +338,17 @@ const REQUESTS: Record<RouteKey, (w: World, r: Resources) => Promise<Omit<Call, 
   'DELETE /api-keys/{id}': async (_w, r) => ({ path: `/api-keys/${(await r.apiKey()).id}` }),
 
   'GET /audit-events': async () => ({ path: '/audit-events' }),
+
+  'POST /licenses/{id}/relay-files': async (w) => ({
+    path: `/licenses/${w.license.id}/relay-files`,
+    body: { site: 'matrix', public_key: relayKeyPair().publicPem },
+  }),
+  'GET /relay-files': async (w) => ({ path: `/relay-files?license_id=${w.license.id}` }),
+  'GET /relay-files/{id}': async (w) => ({ path: `/relay-files/${w.relayFile.id}` }),
+  'POST /relay-reports': async (w) => ({
+    path: '/relay-reports',
+    body: { report: relayReport(w.relayKey, w.relayFile, w.license.serial, w.product.id) },
+  }),
 
   'GET /webhooks': async () => ({ path: '/webhooks' }),
   'POST /webhooks': async () => ({ path: '/webhooks', body: { url: WEBHOOK_URL, events: ['*'] } }),
@@ -698,6 +719,27 @@ const TENANCY: Record<RouteKey, Tenancy> = {
     expect: emptyList('audit_events'),
   },
 
+  'POST /licenses/{id}/relay-files': {
+    call: (w) => ({
+      method: 'POST',
+      path: `/licenses/${w.license.id}/relay-files`,
+      body: { site: 'stolen', public_key: relayKeyPair().publicPem },
+    }),
+    expect: notFound,
+  },
+  'GET /relay-files': {
+    call: (w) => ({ method: 'GET', path: `/relay-files?license_id=${w.license.id}` }),
+    expect: emptyList('relay_files'),
+  },
+  'GET /relay-files/{id}': {
+    call: (w) => ({ method: 'GET', path: `/relay-files/${w.relayFile.id}` }),
+    expect: notFound,
+  },
+  'POST /relay-reports': {
+    call: (w) => ({ method: 'POST', path: '/relay-reports', body: { report: w.relayReport } }),
+    expect: notFound,
+  },
+
   'GET /webhooks': {
     call: () => ({ method: 'GET', path: '/webhooks?per_page=100' }),
     expect: noneOfA('webhooks', (w) => [w.webhook.id]),
@@ -766,6 +808,42 @@ async function withoutNextResponseKey(admin: ApiClient): Promise<void> {
   for (const key of keys.filter((k) => k.status === 'next')) {
     expect((await admin.delete(`/api/v1/organizations/current/response-keys/${key.kid}`)).status).toBe(200);
   }
+}
+
+/** A relay's Ed25519 key pair, the public key as a PEM SPKI block (as its relay request holds it). */
+function relayKeyPair(): { privateKey: KeyObject; publicPem: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return { privateKey, publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+}
+
+/** A relay report of one new lease, signed as the relay signs it. */
+function relayReport(
+  privateKey: KeyObject,
+  file: { id: string; site: string },
+  serial: string,
+  productId: string,
+) {
+  const header = segmentOf({ alg: 'EdDSA', typ: 'relay-report+jws', kid: file.id });
+  const payload = segmentOf({
+    v: 1,
+    kind: 'relay_report',
+    report_id: randomUUID(),
+    relay_file_id: file.id,
+    site: file.site,
+    serial,
+    product_id: productId,
+    created_at: new Date().toISOString(),
+    leases: [
+      {
+        id: randomUUID(),
+        fingerprint: 'fp-relay',
+        leased_at: new Date().toISOString(),
+        ended_at: null,
+        seats_in_use: 1,
+      },
+    ],
+  });
+  return `${header}.${payload}.${sign(null, Buffer.from(`${header}.${payload}`), privateKey).toString('base64url')}`;
 }
 
 /** Where the matrices' webhooks point: a host that does not resolve here, so nothing is ever sent. */
@@ -874,6 +952,7 @@ describe('access matrices over every route the gateway serves', () => {
       `/api/v1/key-pairs/${world.keyPair.id}`,
       `/api/v1/licenses/${world.license.id}/usage`,
       `/api/v1/licenses/${world.license.id}/tokens?per_page=100`,
+      '/api/v1/relay-files?per_page=100',
       '/api/v1/organizations/current',
       `/api/v1/analytics/usage?${world.range}`,
       `/api/v1/analytics/features?${world.range}`,
@@ -913,7 +992,12 @@ describe('access matrices over every route the gateway serves', () => {
     ]);
     clientsA = { admin: orgA.api, read: read.api, client: client.api, 'read+client': both.api };
     const { product, keyPair } = await productWithKeyPair(orgA.api, { default_features: ['pro'] });
-    const license = await createLicense(orgA.api, { product_id: product.id, max_seats: 100 });
+    // Floating, so that it can have a relay file.
+    const license = await createLicense(orgA.api, {
+      product_id: product.id,
+      max_seats: 100,
+      license_type: 'floating',
+    });
     const activation = await orgA.api.post('/api/v1/activations', {
       license_id: license.id,
       fingerprint: 'fp-a',
@@ -940,7 +1024,16 @@ describe('access matrices over every route the gateway serves', () => {
       name: 'Matrix',
     });
     expect(entitlement.status).toBe(201);
+    const relayKeys = relayKeyPair();
+    const relayFile = await orgA.api.post(`/api/v1/licenses/${license.id}/relay-files`, {
+      site: 'matrix',
+      public_key: relayKeys.publicPem,
+    });
+    expect(relayFile.status).toBe(201);
     world = {
+      relayFile: relayFile.body,
+      relayKey: relayKeys.privateKey,
+      relayReport: relayReport(relayKeys.privateKey, relayFile.body, license.serial, product.id),
       keyPair,
       product,
       license,

@@ -1,3 +1,4 @@
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -585,6 +586,124 @@ describe('the licensing CLI', () => {
       product_id: (await productWithKeyPair(other.api)).product.id,
     });
     expect((await cli('licenses', 'get', elsewhere.serial as string)).code).toBe(1);
+  });
+
+  it("issues a relay file from the relay's request, lists it, and imports the relay's report once", async () => {
+    const { product } = await productWithKeyPair(org.api);
+    const license = await createLicense(org.api, {
+      product_id: product.id,
+      license_type: 'floating',
+      max_seats: 3,
+    });
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const request = join(dir, 'relay-request.json');
+    writeFileSync(
+      request,
+      JSON.stringify({ v: 1, kind: 'relay_request', site: 'plant-7', public_key: publicPem }),
+    );
+    const out = join(dir, 'plant-7.relay.lic');
+    const created = await cli(
+      'relay-files',
+      'create',
+      license.serial,
+      '--request',
+      request,
+      '--ttl',
+      '7200',
+      '-o',
+      out,
+      '--json',
+    );
+    expect(created).toMatchObject({
+      code: 0,
+      json: { file: out, license_id: license.id, site: 'plant-7', public_key: publicPem },
+    });
+    expect(created.json).not.toHaveProperty('relay_file');
+    expect(Date.parse(created.json.expires_at) - Date.parse(created.json.issued_at)).toBe(7_200_000);
+    const productKey = join(dir, 'relay-product.pem');
+    writeFileSync(
+      productKey,
+      (await org.api.get(`/api/v1/products/${product.id}/public-key`)).body.public_key,
+    );
+    expect(
+      await cli('verify', out, '--public-key', productKey, '--product-id', product.id, '--json'),
+    ).toMatchObject({
+      code: 0,
+      json: { valid: true, license: { serial: license.serial } },
+    });
+    const listed = await cli('relay-files', 'list', '--license-id', license.id, '--json');
+    expect(listed.json).toMatchObject({ total: 1, relay_files: [{ id: created.json.id }] });
+    expect((await cli('relay-files', 'list', '--license-id', license.id)).out).toContain('plant-7');
+    expect((await cli('relay-files', 'get', created.json.id, '--json')).json).toMatchObject({
+      site: 'plant-7',
+    });
+    const keyFile = join(dir, 'relay.pem');
+    writeFileSync(keyFile, publicPem);
+    const bySite = await cli(
+      'relay-files',
+      'create',
+      license.id,
+      '--site',
+      'plant-8',
+      '--public-key',
+      keyFile,
+      '-o',
+      join(dir, 'b.lic'),
+      '--json',
+    );
+    expect(bySite).toMatchObject({ code: 0, json: { site: 'plant-8' } });
+    expect((await cli('relay-files', 'create', license.id, '--site', 'plant-9')).code).toBe(2);
+    const notFloating = await createLicense(org.api, { product_id: product.id });
+    const refused = await cli(
+      'relay-files',
+      'create',
+      notFloating.id,
+      '--request',
+      request,
+      '-o',
+      join(dir, 'c.lic'),
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/^error: .*floating.*\n$/);
+
+    const header = Buffer.from(
+      JSON.stringify({ alg: 'EdDSA', typ: 'relay-report+jws', kid: created.json.id }),
+    ).toString('base64url');
+    const payload = Buffer.from(
+      JSON.stringify({
+        v: 1,
+        kind: 'relay_report',
+        report_id: randomUUID(),
+        relay_file_id: created.json.id,
+        site: 'plant-7',
+        serial: license.serial,
+        product_id: product.id,
+        created_at: new Date().toISOString(),
+        leases: [
+          {
+            id: randomUUID(),
+            fingerprint: 'machine-a',
+            leased_at: new Date().toISOString(),
+            ended_at: null,
+            seats_in_use: 1,
+          },
+        ],
+      }),
+    ).toString('base64url');
+    const report = join(dir, 'usage.jws');
+    const signature = sign(null, Buffer.from(`${header}.${payload}`), privateKey).toString('base64url');
+    writeFileSync(report, `${header}.${payload}.${signature}\n`);
+    const imported = await cli('relay-reports', 'import', report, '--json');
+    expect(imported).toMatchObject({
+      code: 0,
+      json: { relay_file_id: created.json.id, leases: 1, counted: 1 },
+    });
+    expect((await cli('relay-reports', 'import', report)).out).toContain(created.json.id);
+    writeFileSync(report, `${header}.${payload}.${signature.slice(0, -4)}AAAA`);
+    const tampered = await cli('relay-reports', 'import', report);
+    expect(tampered.code).toBe(1);
+    expect(tampered.err).toMatch(/^error: .*relay report is invalid.*\n$/);
   });
 
   it('reads its help as a person wrote it, renames a product, and names an unknown command', async () => {

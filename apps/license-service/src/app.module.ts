@@ -24,6 +24,8 @@ import { PolicyEntity } from './policies/policy.entity';
 import { PolicyEntitlementEntity } from './policies/policy-entitlement.entity';
 import { PoliciesModule } from './policies/policies.module';
 import { ProcessEntity } from './activations/process.entity';
+import { RelayFileEntity } from './relays/relay-file.entity';
+import { RelaysModule } from './relays/relays.module';
 import { RestoreModule } from './restore/restore.module';
 import { StreamCheckpointEntity } from './restore/stream-checkpoint.entity';
 import { RevocationListEntity } from './revocation-lists/revocation-list.entity';
@@ -44,6 +46,7 @@ export const LICENSE_ENTITIES = [
   LicenseEntitlementEntity,
   PolicyEntitlementEntity,
   RevocationListEntity,
+  RelayFileEntity,
   StreamCheckpointEntity,
   OutboxEventEntity,
 ];
@@ -85,6 +88,7 @@ export class LicenseServiceModule {
         CredentialsModule,
         EntitlementsModule,
         RevocationListsModule,
+        RelaysModule,
         RestoreModule,
       ],
     };

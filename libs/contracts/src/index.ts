@@ -24,3 +24,4 @@ export * from './audit/audit.dto';
 export * from './webhooks/webhook.dto';
 export * from './policies/policy.dto';
 export * from './policies/process.dto';
+export * from './relays/relay.dto';

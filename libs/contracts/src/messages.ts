@@ -82,6 +82,15 @@ import {
   ProcessRefDto,
   ProcessView,
 } from './policies/process.dto';
+import {
+  CreateRelayFileMessage,
+  ImportRelayReportDto,
+  ListRelayFilesQueryDto,
+  RelayFileCreatedView,
+  RelayFileListView,
+  RelayFileView,
+  RelayReportImportView,
+} from './relays/relay.dto';
 import { RevocationListReply, RevocationListRequest } from './revocation/revocation-list.dto';
 import { SerialStatusesRequest } from './revocation/serial-status.dto';
 import { SerialStatusPutDto } from './revocation/serial-status-put.dto';
@@ -276,6 +285,27 @@ export const Messages = {
     revokeLicenseToken: defineMessage<IdDto, MessageView>('credential.license-token.revoke.v1', MessageView),
     /** A token by the hash of its secret, of any organization: the gateway's cache miss. */
     resolve: defineMessage<ResolveCredentialDto, ResolveCredentialReply>('credential.resolve.v1'),
+  },
+  /**
+   * Relays: on-premise servers that lease a floating license's seats offline. The license service
+   * signs their relay files and imports their signed usage reports into the sync reports stream.
+   */
+  relay: {
+    createFile: defineMessage<CreateRelayFileMessage, RelayFileCreatedView>(
+      'relay-file.create.v1',
+      RelayFileCreatedView,
+    ),
+    listFiles: defineMessage<ListRelayFilesQueryDto, RelayFileListView>(
+      'relay-file.list.v1',
+      RelayFileListView,
+    ),
+    getFile: defineMessage<IdDto, RelayFileView>('relay-file.get.v1', RelayFileView),
+    // Up to 10,000 leases, each stored in JetStream before the answer.
+    importReport: defineMessage<ImportRelayReportDto, RelayReportImportView>(
+      'relay-report.import.v1',
+      RelayReportImportView,
+      { minTimeoutMs: 30_000 },
+    ),
   },
   revocation: {
     check: defineMessage<CheckRevocationDto, CheckRevocationView>('revocation.check.v1', CheckRevocationView),

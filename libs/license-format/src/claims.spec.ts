@@ -195,6 +195,19 @@ describe('buildCheckoutClaims', () => {
     expect(readLicenseClaims(JSON.parse(JSON.stringify(claims)))).toEqual(claims);
   });
 
+  it("puts a relay file's relay claim last, and reads the file back as a license", () => {
+    const relay = {
+      id: 'r-1',
+      site: 'plant 7',
+      public_key: '-----BEGIN PUBLIC KEY-----\nMCow\n-----END PUBLIC KEY-----\n',
+    };
+    const policy = { id: 'p-1', max_machines: 3 };
+    const claims = buildCheckoutClaims(input(), { expiresAt }, { relay, policy });
+    expect(Object.keys(claims).slice(-2)).toEqual(['policy', 'relay']);
+    expect(claims.relay).toEqual(relay);
+    expect(readLicenseClaims(JSON.parse(JSON.stringify(claims)))).toEqual(claims);
+  });
+
   it.each([
     ['a fingerprint that is not a string', { fingerprint: 7 }],
     ['a policy that is not an object', { policy: ['max_machines'] }],

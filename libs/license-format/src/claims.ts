@@ -31,6 +31,16 @@ export interface PolicyLimits {
   machine_matching?: string;
 }
 
+/**
+ * A relay file's claim `relay`: the relay it is issued to. `id` is the relay file's id (the `kid` of
+ * the relay's reports), `public_key` the relay's Ed25519 key as a PEM SPKI block.
+ */
+export interface RelayClaim {
+  id: string;
+  site: string;
+  public_key: string;
+}
+
 /** The JSON payload of a license file (docs/api.md). Times are Unix seconds. */
 export interface LicenseClaims {
   v: 1;
@@ -59,6 +69,8 @@ export interface LicenseClaims {
   fingerprint?: string;
   /** A checkout file: the limits of the license's policy when it was signed. */
   policy?: PolicyLimits;
+  /** A relay file: the relay it is issued to. */
+  relay?: RelayClaim;
 }
 
 export interface BuildClaimsInput {
@@ -124,6 +136,8 @@ export interface CheckoutInput {
  */
 export interface CheckoutExtraClaims {
   policy?: PolicyLimits;
+  /** A relay file: the relay it is issued to, the last claim. */
+  relay?: RelayClaim;
 }
 
 /**
@@ -152,6 +166,9 @@ export function buildCheckoutClaims(
     ...rest,
     ...(checkout.fingerprint === undefined ? {} : { fingerprint: checkout.fingerprint }),
     ...(extra.policy === undefined ? {} : { policy: { ...extra.policy } }),
+    ...(extra.relay === undefined
+      ? {}
+      : { relay: { id: extra.relay.id, site: extra.relay.site, public_key: extra.relay.public_key } }),
   };
 }
 

@@ -20,6 +20,7 @@ export type {
   HardwareBinding,
   LicenseClaims,
   LicenseType,
+  RelayClaim,
 } from './claims';
 export { decodeJws, MalformedJwsError, signJws, verifyJwsSignature } from './jws';
 export type { DecodedJws } from './jws';

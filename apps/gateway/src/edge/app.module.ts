@@ -7,6 +7,7 @@ import { ActivationsController } from '../routes/activations.controller';
 import { ApiKeysController } from '../routes/api-keys.controller';
 import { AuditEventsController } from '../routes/audit-events.controller';
 import { LicenseTokensController, OrganizationController } from '../routes/credentials.controller';
+import { RelaysController } from '../routes/relays.controller';
 import { ResponseKeysController } from '../routes/response-keys.controller';
 import { AnalyticsController, LicenseUsageController } from '../routes/analytics.controller';
 import { AuditEventEntity } from '../audit/audit-event.entity';
@@ -92,6 +93,7 @@ export class GatewayModule {
         OrganizationController,
         ResponseKeysController,
         AuditEventsController,
+        RelaysController,
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

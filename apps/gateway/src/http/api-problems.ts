@@ -24,6 +24,10 @@ const WHEN: Record<ErrorCode, string> = {
   unknown_entitlement: 'a code is not an entitlement of the organization; `detail` names each one',
   usage_limit_exceeded: "the increment would take `uses` past the license's `max_uses`; nothing changed",
   policy_product_mismatch: '`product_id` is not the product of the policy `policy_id`',
+  license_not_floating: 'a relay file is issued for a `floating` license only',
+  report_signature_invalid:
+    "the relay report is malformed, or its signature does not verify with the relay file's key",
+  report_serial_mismatch: "the relay report's `serial` is not the serial of its relay file's license",
   rate_limited: 'over the rate limit of this API key (or license); retry after `Retry-After` seconds',
   internal: 'an unexpected failure',
   unavailable: 'a backing service is down; the request had no effect, or is safe to retry',

@@ -33,6 +33,9 @@ export function problemTitle(code: ErrorCode): string {
     case 'unknown_entitlement':
     case 'usage_limit_exceeded':
     case 'policy_product_mismatch':
+    case 'license_not_floating':
+    case 'report_signature_invalid':
+    case 'report_serial_mismatch':
       return 'Unprocessable Content';
     case 'rate_limited':
       return 'Too Many Requests';

@@ -10,6 +10,7 @@ import { AddStreamCheckpoints1799000000003 } from './1799000000003-AddStreamChec
 import { AddEntitlementsAndUsage1799100000000 } from './1799100000000-AddEntitlementsAndUsage';
 import { AddPolicies1799200000000 } from './1799200000000-AddPolicies';
 import { AddPolicyEntitlementsAndUsage1799300000000 } from './1799300000000-AddPolicyEntitlementsAndUsage';
+import { AddRelayFiles1799400000000 } from './1799400000000-AddRelayFiles';
 
 /** In order of application; the timestamp in each name is when it was generated. */
 export const LICENSE_MIGRATIONS = [
@@ -25,4 +26,5 @@ export const LICENSE_MIGRATIONS = [
   AddEntitlementsAndUsage1799100000000,
   AddPolicies1799200000000,
   AddPolicyEntitlementsAndUsage1799300000000,
+  AddRelayFiles1799400000000,
 ];

@@ -28,6 +28,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'webhook',
   'entitlement',
   'policy',
+  'relay_file',
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 

@@ -7,6 +7,7 @@ import { AuditChanges } from '@licensing/contracts';
  */
 const NEVER_AUDITED = new Set([
   'license_blob',
+  'relay_file',
   'jws',
   'key',
   'key_hash',
