@@ -109,6 +109,20 @@ describe('licensing-relay', () => {
     return cli(['revocations', 'import', file, '--data', data, '--public-key', keyFile]);
   };
 
+  it('prints the relay request again', async () => {
+    const again = await cli(['request', '--data', data]);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({
+      v: 1,
+      kind: 'relay_request',
+      site: SITE,
+      public_key: relayKey,
+    });
+    expect((await cli(['request', '--data', path.join(dir, 'none')])).stderr).toMatch(
+      /run licensing-relay init/,
+    );
+  });
+
   it('refuses to init twice, and a bad site', async () => {
     const again = await cli(['init', '--data', data, '--site', SITE]);
     expect(again.code).toBe(1);

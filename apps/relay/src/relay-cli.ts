@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ProductKeyError, readProductKey } from './relay-file/product-key';
 import { RelayFileError } from './relay-file/relay-file';
-import { initRelay, RelayUsageError, startRelay } from './relay';
+import { initRelay, relayRequestOf, RelayUsageError, startRelay } from './relay';
 import { exportReport, ReportError } from './reports/relay-report';
 import { importRevocationList, RevocationImportError } from './revocations/revocations';
 import { LeaseBook } from './leases/lease-book';
@@ -67,6 +67,17 @@ function buildProgram(io: RelayCliIo): Command {
       } else {
         io.stdout(text);
       }
+    });
+
+  program
+    .command('request')
+    .description('Print the relay request again (the site and public key the vendor issues relay files to)')
+    .requiredOption('--data <dir>', 'the data directory')
+    .exitOverride()
+    .action(async (options: { data: string }) => {
+      await withStore(options.data, async (store) => {
+        io.stdout(`${JSON.stringify(relayRequestOf(store), null, 2)}\n`);
+      });
     });
 
   program
