@@ -43,6 +43,8 @@ export interface RelayServerOptions {
   signer: () => AnswerSigner;
   clock: () => number;
   logger: FastifyBaseLogger;
+  /** Told of every route as it is added (the OpenAPI document's test lists them). */
+  onRoute?: (route: { method: string | string[]; url: string; schema?: unknown }) => void;
 }
 
 declare module 'fastify' {
@@ -55,7 +57,13 @@ declare module 'fastify' {
   }
 }
 
-export function createRelayServer({ book, signer, clock, logger }: RelayServerOptions): FastifyInstance {
+export function createRelayServer({
+  book,
+  signer,
+  clock,
+  logger,
+  onRoute,
+}: RelayServerOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -67,6 +75,8 @@ export function createRelayServer({ book, signer, clock, logger }: RelayServerOp
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true },
     },
   });
+
+  if (onRoute) app.addHook('onRoute', (route) => onRoute(route));
 
   app.addHook('onRequest', async (request) => {
     const nonce = request.headers[NONCE_HEADER];
