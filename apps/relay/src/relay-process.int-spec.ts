@@ -95,6 +95,11 @@ describe('the relay process', () => {
       const leased = answers.filter((a) => a.status === 201).map((a) => a.body.id);
       expect(new Set(leased).size).toBe(SEATS);
       expect((await live(url)).map((l) => l.id).sort()).toEqual([...leased].sort());
+
+      // SIGTERM stops it cleanly: exit code 0.
+      const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+      child!.kill('SIGTERM');
+      expect(await exited).toBe(0);
     },
     TIMEOUT_MS,
   );

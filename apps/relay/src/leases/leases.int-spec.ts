@@ -190,6 +190,16 @@ describe('the lease API', () => {
     expect((await lease('machine-2')).status).toBe(201);
   });
 
+  it('records the time it has seen when it ticks, never a time behind it', async () => {
+    await startWith(1);
+    now += 90_000;
+    relay.book.tick();
+    expect(relay.store.latestSeen()).toBe(now);
+    now -= 10 * 60_000;
+    relay.book.tick();
+    expect(relay.store.latestSeen()).toBe(now + 10 * 60_000);
+  });
+
   it('leases nothing past the relay file exp, and the status says so', async () => {
     const exp = Math.floor(now / 1000) * 1000 + 3_600_000;
     await startWith(2, { expiresAt: new Date(exp) });
