@@ -6,7 +6,7 @@ import pino, { type Logger } from 'pino';
 import { createRelayServer } from './http/relay-server';
 import { LeaseBook, type Clock } from './leases/lease-book';
 import type { ProductKey } from './relay-file/product-key';
-import { checkRelayFile, loadRelayFile, RelayFileError } from './relay-file/relay-file';
+import { checkRelayFile, loadRelayFile, RelayFileError, relayFileBlob } from './relay-file/relay-file';
 import { RelayStore } from './store/relay-store';
 
 /** What `init` writes for the vendor: the relay's site and public key. Unsigned: it holds no secret. */
@@ -95,10 +95,12 @@ export async function startRelay(options: StartOptions): Promise<RunningRelay> {
   const logger = pino({ level: options.logLevel ?? 'info', base: { service: 'licensing-relay' } });
   const store = RelayStore.open(options.dataDir);
   try {
-    if (options.relayFile !== undefined) {
+    const loaded = store.relayFile();
+    // The file already loaded, given again (a Kubernetes Secret mounted at every start), is the
+    // stored file: it still starts once expired, and the status says so.
+    if (options.relayFile !== undefined && relayFileBlob(options.relayFile) !== loaded?.blob) {
       await loadRelayFile(options.relayFile, store, options.productKey, clock());
     } else {
-      const loaded = store.relayFile();
       if (!loaded) throw new RelayUsageError('no relay file is loaded: start with --file relay.lic');
       // The stored file must still verify with the key given now; an expired one still starts
       // (the status says so and nothing is leased).

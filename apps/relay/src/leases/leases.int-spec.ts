@@ -36,13 +36,19 @@ describe('the lease API', () => {
     });
   };
 
+  let loadedFile: string;
   const startWith = async (
     seats: number,
     extra: Parameters<typeof relayFile>[1] extends infer T ? Partial<T> : never = {},
   ) => {
-    await start(
-      relayFile(product, { relayPublicKey: relayKey, site: SITE, seats, issuedAt: new Date(now), ...extra }),
-    );
+    loadedFile = relayFile(product, {
+      relayPublicKey: relayKey,
+      site: SITE,
+      seats,
+      issuedAt: new Date(now),
+      ...extra,
+    });
+    await start(loadedFile);
   };
 
   beforeEach(async () => {
@@ -211,10 +217,13 @@ describe('the lease API', () => {
     }
     const status = await call('GET', '/v1/status');
     expect(status.body).toMatchObject({ expired: true, file_expires_at: new Date(exp).toISOString() });
-    // An expired stored file still starts (and still leases nothing); an expired new file is refused.
+    // An expired stored file still starts (and still leases nothing), given again or not.
     await relay.close();
     await start();
     expect((await lease('machine-2')).body.code).toBe('relay_file_expired');
+    await relay.close();
+    await start(loadedFile);
+    expect((await call('GET', '/v1/status')).body.expired).toBe(true);
   });
 
   it('keeps its leases across a restart', async () => {

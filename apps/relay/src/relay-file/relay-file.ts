@@ -86,7 +86,7 @@ export async function checkRelayFile(
   const ends = [exp, validUntil].filter((end): end is number => end !== null);
   return {
     relay_file_id: relay.id,
-    blob: Buffer.from(jwsOf(input), 'utf8').toString('base64'),
+    blob: relayFileBlob(input),
     license_id: license.license_id,
     serial: license.serial,
     product_id: license.product_id,
@@ -138,6 +138,9 @@ function sameKey(pem: string, ownPem: string): boolean {
     return false;
   }
 }
+
+/** The stored form of a relay file (base64 of its compact JWS), whichever form it was given in. */
+export const relayFileBlob = (input: string): string => Buffer.from(jwsOf(input), 'utf8').toString('base64');
 
 /** The compact JWS of a relay file given as its text or as the API's base64 `relay_file`. */
 function jwsOf(input: string): string {
