@@ -198,6 +198,30 @@ describe('licensing-relay', () => {
     const reinstated = await importList(revocationList(product, { version: 6 }));
     expect(reinstated.code).toBe(0);
     expect((await lease('machine-4')).status).toBe(201);
+
+    // The report shows the leases the revocation ended as ended.
+    const report = decodeJws<RelayReport>(
+      (await cli(['report', 'export', '--data', data])).stdout.trim(),
+    ).payload;
+    const ended = new Map(report.leases.map((l) => [l.fingerprint, l.ended_at]));
+    for (const machine of ['machine-1', 'machine-2', 'machine-3'])
+      expect(ended.get(machine)).toEqual(expect.any(String));
+    expect(ended.get('machine-4')).toBeNull();
+  });
+
+  it('reports a lapsed lease as ended when it lapsed, before any request has marked it', async () => {
+    await startServing(2);
+    const held = (await lease('machine-a')).body as LeaseBody & { expires_at: string };
+    const store = RelayStore.open(data);
+    try {
+      const later = exportReport(store, Date.parse(held.expires_at) + 1000);
+      expect(later.report.leases).toEqual([
+        expect.objectContaining({ id: held.id, ended_at: held.expires_at }),
+      ]);
+      expect(exportReport(store, Date.now()).report.leases[0]!.ended_at).toBeNull();
+    } finally {
+      store.close();
+    }
   });
 
   it('exports a signed report of every lease, verifiable with the relay key', async () => {
