@@ -37,8 +37,18 @@ describe('the relay process', () => {
     writeFileSync(fileFile, relayFile(product, { relayPublicKey: public_key, site: SITE, seats: SEATS }));
   });
 
-  afterEach(() => {
-    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  /** Every process a test started, the last one also as `child`. */
+  const children: ChildProcess[] = [];
+
+  afterEach(async () => {
+    await Promise.all(
+      children.splice(0).map(async (started) => {
+        if (started.exitCode !== null || started.signalCode !== null) return;
+        const exited = new Promise((resolve) => started.once('exit', resolve));
+        started.kill('SIGKILL');
+        await exited;
+      }),
+    );
     child = undefined;
     remove();
   });
@@ -57,6 +67,7 @@ describe('the relay process', () => {
       },
     );
     child = started;
+    children.push(started);
     let output = '';
     return new Promise((resolve, reject) => {
       const onData = (chunk: Buffer) => {
@@ -143,6 +154,21 @@ describe('the relay process', () => {
       const more = await Promise.all(Array.from({ length: 200 }, (_, i) => lease(restarted, `late-${i}`)));
       expect(more.filter((a) => a.status === 201)).toHaveLength(SEATS - after.length);
       expect(await live(restarted)).toHaveLength(SEATS);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'shares the seats exactly between two processes on one data directory (BEGIN IMMEDIATE)',
+    async () => {
+      const first = await start(true);
+      const second = await start(false);
+      const answers = await Promise.all(
+        Array.from({ length: 400 }, (_, i) => lease(i % 2 === 0 ? first : second, `machine-${i}`)),
+      );
+      expect(answers.filter((a) => a.status === 201)).toHaveLength(SEATS);
+      expect(answers.filter((a) => a.status !== 201 && a.status !== 409)).toEqual([]);
+      expect(await live(first)).toHaveLength(SEATS);
     },
     TIMEOUT_MS,
   );
