@@ -6,7 +6,7 @@ import pino, { type Logger } from 'pino';
 import { createRelayServer } from './http/relay-server';
 import { LeaseBook, type Clock } from './leases/lease-book';
 import type { ProductKey } from './relay-file/product-key';
-import { checkRelayFile, loadRelayFile, RelayFileError, relayFileBlob } from './relay-file/relay-file';
+import { checkRelayFile, loadRelayFile, relayFileBlob } from './relay-file/relay-file';
 import { RelayStore } from './store/relay-store';
 
 /** What `init` writes for the vendor: the relay's site and public key. Unsigned: it holds no secret. */
@@ -160,5 +160,3 @@ export async function startRelay(options: StartOptions): Promise<RunningRelay> {
       })()),
   };
 }
-
-export { RelayFileError };

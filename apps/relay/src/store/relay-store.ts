@@ -304,12 +304,6 @@ export class RelayStore {
       limit,
     ) as LeaseRow[];
   }
-
-  countSince(since: number): number {
-    return (
-      this.statement('SELECT count(*) AS n FROM leases WHERE leased_at >= ?').get(since) as { n: number }
-    ).n;
-  }
 }
 
 /** A single-row table's row: its `id` (always 1) is not part of what it holds. */
