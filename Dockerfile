@@ -32,6 +32,35 @@ RUN npm run build \
  && npm cache clean --force
 
 # ---------------------------------------------------------------------------------------------
+# relay: the on-premise relay (apps/relay, docs/relay.md), a customer's image, not the platform's:
+#   docker build --target relay -t licensing-relay:latest .
+#   docker run -v relay-data:/data -v ./product.pem:/etc/licensing-relay/product.pem:ro \
+#     -p 8700:8700 licensing-relay:latest
+# Its database (and private key) lives on the /data volume. Before the relay file is loaded, run
+# `init` (and later `start --file`) with the same volume: the arguments replace CMD.
+# ---------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS relay
+ENV NODE_ENV=production \
+    NPM_CONFIG_UPDATE_NOTIFIER=false
+WORKDIR /app
+
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/tsconfig.base.json ./tsconfig.base.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/tools/register-paths.js ./tools/register-paths.js
+
+# The data directory belongs to the relay's user; nothing else is writable.
+RUN mkdir -p /data /etc/licensing-relay && chown 1000:1000 /data
+VOLUME /data
+USER 1000:1000
+EXPOSE 8700
+
+# node is PID 1 and receives SIGTERM itself: the relay stops serving, then closes its database.
+ENTRYPOINT ["node", "-r", "./tools/register-paths.js", "dist/apps/relay/src/main.js"]
+CMD ["start", "--data", "/data", "--public-key", "/etc/licensing-relay/product.pem", "--host", "0.0.0.0", "--port", "8700"]
+
+# ---------------------------------------------------------------------------------------------
 # runtime: production dependencies, compiled output and the alias resolver, run as `node`.
 # ---------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime

@@ -38,6 +38,8 @@ const SCOPES = {
   'scope:webhook': ['scope:webhook', 'scope:shared'],
   // The `licensing` command line (apps/cli): an API client and the offline verifier.
   'scope:cli': ['scope:cli', 'scope:shared'],
+  // The on-premise relay (apps/relay): its own store and server, and the offline verifier.
+  'scope:relay': ['scope:relay', 'scope:shared'],
   // The browser console (apps/console): speaks to the public API over HTTP, imports no library.
   'scope:console': ['scope:console'],
   'scope:e2e': [
@@ -48,6 +50,7 @@ const SCOPES = {
     'scope:analytics',
     'scope:webhook',
     'scope:cli',
+    'scope:relay',
     'scope:shared',
   ],
   'scope:tools': ['scope:tools', 'scope:shared'],

@@ -7,7 +7,8 @@
  *   npx jest -c tools/jest.config.js
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 
@@ -112,8 +113,10 @@ function serviceSchema(service: string): Schema | undefined {
   return vars;
 }
 
-const appsWithEntryPoint = readdirSync(path.join(root, 'apps')).filter((name) =>
-  existsSync(path.join(root, 'apps', name, 'src/main.ts')),
+/** Apps with an entry point that are not platform services: they ship apart (checked below). */
+const NOT_PLATFORM = new Set(['relay']);
+const appsWithEntryPoint = readdirSync(path.join(root, 'apps')).filter(
+  (name) => !NOT_PLATFORM.has(name) && existsSync(path.join(root, 'apps', name, 'src/main.ts')),
 );
 const schemas = new Map<string, Schema | undefined>();
 const schemaOf = (service: string): Schema | undefined => {
@@ -1035,6 +1038,133 @@ describe('k8s/', () => {
           expect([doc.metadata.name, backend.name, !!port]).toEqual([doc.metadata.name, backend.name, true]);
         }
       }
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The relay (apps/relay, docs/relay.md): a customer's image and Kubernetes component, apart from
+// the platform's.
+// ---------------------------------------------------------------------------------------------
+describe('the relay', () => {
+  const relayStage = stages.find((stage) => stage.name === 'relay');
+  const RELAY_MAIN = 'dist/apps/relay/src/main.js';
+
+  /** A site's kustomization using k8s/components/relay, rendered as `kubectl apply -k` would. */
+  function renderSite(): Resource[] {
+    const dir = mkdtempSync(path.join(tmpdir(), 'relay-site-'));
+    try {
+      const component = path.relative(dir, path.join(root, 'k8s/components/relay'));
+      writeFileSync(
+        path.join(dir, 'kustomization.yaml'),
+        [
+          'apiVersion: kustomize.config.k8s.io/v1beta1',
+          'kind: Kustomization',
+          'namespace: cad-licensing',
+          `components: [${component}]`,
+          'configMapGenerator:',
+          '  - name: licensing-relay',
+          '    literals: [site=Plant 4, product.pem=PEM]',
+          'secretGenerator:',
+          '  - name: licensing-relay-file',
+          '    literals: [relay.lic=FILE]',
+          '',
+        ].join('\n'),
+      );
+      const output = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
+      return parseAllDocuments(output)
+        .map((document) => document.toJS() as Yaml)
+        .filter(Boolean)
+        .map((doc) => ({ file: 'site', doc }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('has an image stage of its own, before the platform runtime that `docker build .` builds', () => {
+    expect(relayStage).toBeDefined();
+    expect(relayStage!.from).toBe(BASE_IMAGE);
+    expect(stages.indexOf(relayStage!)).toBeLessThan(stages.length - 1);
+    const copies = stageInstructions(relayStage!, 'COPY');
+    for (const needed of [
+      'node_modules',
+      'dist',
+      'tools/register-paths.js',
+      'tsconfig.base.json',
+      'package.json',
+    ])
+      expect(copies).toContainEqual(
+        expect.stringMatching(new RegExp(`^--from=build /app/${needed} \\./${needed}$`)),
+      );
+    expect(stageEnv(relayStage!).get('NODE_ENV')).toBe('production');
+    const user = stageInstructions(relayStage!, 'USER').at(-1)?.split(':')[0];
+    expect(['root', '0', '', undefined]).not.toContain(user);
+  });
+
+  it('runs the relay entry point as PID 1, starting on the /data volume, port 8700', () => {
+    const entrypoint: string[] = JSON.parse(stageInstructions(relayStage!, 'ENTRYPOINT').at(-1) ?? '[]');
+    expect(entrypoint).toEqual(['node', '-r', './tools/register-paths.js', RELAY_MAIN]);
+    expect(existsSync(path.join(root, 'apps/relay/src/main.ts'))).toBe(true);
+    const cmd: string[] = JSON.parse(stageInstructions(relayStage!, 'CMD').at(-1) ?? '[]');
+    expect(cmd.slice(0, 3)).toEqual(['start', '--data', '/data']);
+    expect(cmd.join(' ')).toMatch(/--host 0\.0\.0\.0 --port 8700/);
+    expect(stageInstructions(relayStage!, 'VOLUME')).toEqual(['/data']);
+    expect(stageInstructions(relayStage!, 'EXPOSE')).toEqual(['8700']);
+  });
+
+  it('renders, as a site would use it: one pod with Recreate, its data on a claim, key and file mounted where the command reads them', () => {
+    const resources = renderSite();
+    for (const { doc } of resources) expect([doc.kind, schemaProblem(doc)]).toEqual([doc.kind, undefined]);
+    const [deployment] = ofKind('Deployment', resources).map((r) => r.doc);
+    expect(deployment.spec.replicas).toBe(1);
+    expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
+    const pod = deployment.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, fsGroup: 1000 });
+    const volumes = new Map<string, Yaml>(pod.volumes.map((v: Yaml) => [v.name, v]));
+    const claim = ofKind('PersistentVolumeClaim', resources)[0]!.doc;
+    expect(volumes.get('data').persistentVolumeClaim.claimName).toBe(claim.metadata.name);
+    expect(claim.spec.accessModes).toEqual(['ReadWriteOnce']);
+    // Generated names (with their hash) are what the pod refers to.
+    const configMap = ofKind('ConfigMap', resources)[0]!.doc;
+    const secret = ofKind('Secret', resources)[0]!.doc;
+    expect(volumes.get('product-key').configMap.name).toBe(configMap.metadata.name);
+    expect(volumes.get('relay-file').secret).toMatchObject({
+      secretName: secret.metadata.name,
+      optional: true,
+    });
+
+    const [init] = pod.initContainers;
+    const [relay] = pod.containers;
+    const mounts = (container: Yaml) =>
+      new Map<string, string>(container.volumeMounts.map((m: Yaml) => [m.name, m.mountPath]));
+    expect(mounts(init).get('data')).toBe('/data');
+    expect(init.args[0]).toMatch(/init --data \/data --site "\$RELAY_SITE"/);
+    expect(init.env[0].valueFrom.configMapKeyRef).toEqual({ name: configMap.metadata.name, key: 'site' });
+    const script: string = relay.args[0];
+    expect(script).toContain(
+      `exec node -r ./tools/register-paths.js ${RELAY_MAIN} start --data ${mounts(relay).get('data')}`,
+    );
+    expect(script).toContain(
+      `--public-key ${mounts(relay).get('product-key')}/${volumes.get('product-key').configMap.items[0].path}`,
+    );
+    expect(script).toContain(`file=${mounts(relay).get('relay-file')}/relay.lic`);
+    expect(script).toContain('--port 8700');
+    expect(relay.ports).toEqual([{ name: 'http', containerPort: 8700 }]);
+    expect(relay.readinessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(read('apps/relay/src/http/relay-server.ts')).toContain("app.get('/healthz'");
+    for (const container of [init, relay])
+      expect(container.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+      });
+    const service = ofKind('Service', resources)[0]!.doc;
+    expect(service.spec.ports).toEqual([{ name: 'http', port: 8700, targetPort: 'http' }]);
+  });
+
+  it('is not part of the platform overlays', () => {
+    for (const overlay of OVERLAYS) {
+      const names = rendered.get(overlay)!.resources.map((r) => r.doc.metadata?.name);
+      expect(names).not.toContain('licensing-relay');
     }
   });
 });
