@@ -3,7 +3,8 @@
 // pair, two licenses and a license token. Then `go test` runs the README's walk-through
 // (examples/online), the abuse cases and a revocation. Last, analytics must count the sync whose
 // answer was lost, and retried, once. Then `go test` cuts the platform off from two clients with a
-// TCP relay (examples/online/outage_test.go), and watches their heartbeats and grace period.
+// TCP relay (examples/online/outage_test.go), and watches their heartbeats and grace period. Last, an
+// air-gapped machine activates and releases its seat with the SDK's files (offline_test.go).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { apiKeyWithScopes, createLicense, productWithKeyPair } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from '../../apps/gateway-e2e/src/support/stack';
-import { outageLicenses } from '../support/outage-licenses';
+import { licenseWithToken, outageLicenses } from '../support/licenses';
 
 const run = promisify(execFile);
 const GO_DIR = __dirname;
@@ -47,7 +48,7 @@ describe('the Go SDK online client against the platform', () => {
     expect(readme).toContain('```go\n' + example + '```');
   });
 
-  it('activates, heartbeats, validates, checks in and out, syncs once, sees a revocation, rides out an outage', async () => {
+  it('activates, heartbeats, validates, checks in and out, syncs once, sees a revocation, rides out an outage, activates air-gapped', async () => {
     const { product } = await productWithKeyPair(org.api);
     const license = await createLicense(org.api, { product_id: product.id, max_seats: 3 });
     const other = await createLicense(org.api, { product_id: product.id, max_seats: 3 });
@@ -61,6 +62,7 @@ describe('the Go SDK online client against the platform', () => {
     writeFileSync(join(dir, 'public-key.pem'), publicKey.body.public_key as string);
     writeFileSync(join(dir, 'response-keys.json'), JSON.stringify(responseKeys.body));
     const outage = await outageLicenses(org.api, product.id as string);
+    const airGapped = await licenseWithToken(org.api, { product_id: product.id, max_seats: 1 });
 
     let output: string;
     try {
@@ -71,7 +73,7 @@ describe('the Go SDK online client against the platform', () => {
           '-count=1',
           '-v',
           '-run',
-          '^(TestWalkThroughAgainstThePlatform|TestOutageAgainstThePlatform)$',
+          '^(TestWalkThroughAgainstThePlatform|TestOutageAgainstThePlatform|TestAirGappedActivationAgainstThePlatform)$',
           './examples/online',
         ],
         {
@@ -90,6 +92,7 @@ describe('the Go SDK online client against the platform', () => {
             LICENSING_ADMIN_KEY: org.adminKey,
             LICENSING_OTHER_LICENSE_KEY: other.serial as string,
             LICENSING_OUTAGE: JSON.stringify(outage),
+            LICENSING_OFFLINE: JSON.stringify(airGapped),
           },
         },
       ));
@@ -99,6 +102,7 @@ describe('the Go SDK online client against the platform', () => {
     }
     expect(output).toContain('--- PASS: TestWalkThroughAgainstThePlatform');
     expect(output).toContain('--- PASS: TestOutageAgainstThePlatform');
+    expect(output).toContain('--- PASS: TestAirGappedActivationAgainstThePlatform');
     expect(output).toContain('validate: ok valid: true');
     expect(output).toContain('valid offline: true');
     expect(output).toContain(`revocation: ${license.serial as string} active`);

@@ -12,6 +12,7 @@ JavaScript SDK's LicenseClient does, with the same status codes.
 """
 
 from ._activation import ActivationResult, VerifiedActivation, verify_activation_file
+from ._activation_request import ActivationRequest, create_activation_release, create_activation_request
 from ._answer import SignedAnswerResult, verify_signed_answer
 from ._client import LicenseClient
 from ._errors import InvalidOptionError, InvalidPublicKeyError, LicensingError
@@ -53,6 +54,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Activation",
+    "ActivationRequest",
     "ActivationResult",
     "CheckedOutLicense",
     "FileStore",
@@ -79,6 +81,8 @@ __all__ = [
     "StoredActivation",
     "VerifiedActivation",
     "VerifiedLicense",
+    "create_activation_release",
+    "create_activation_request",
     "decode_license",
     "import_public_key",
     "import_public_keys",
