@@ -1,7 +1,7 @@
 """The heartbeat thread and the grace period through a real outage of the platform.
 
 sdks/python/online.int-spec.ts starts the platform and runs this file with LICENSING_URL,
-LICENSING_E2E_ADMIN_KEY and LICENSING_E2E_OUTAGE: two licenses of policies whose seats lapse 4 s
+LICENSING_E2E_ADMIN_KEY and LICENSING_E2E_OUTAGE: two licenses of policies whose seats lapse 6 s
 after the last heartbeat, each with a license token (a JSON object, `lapsing` with no heartbeat
 grace, `reviving` with a grace of 30 s). The clients reach the platform through a TCP relay that
 the test cuts: they get refused and reset connections, as when the service's host goes down.

@@ -2,7 +2,7 @@ package main
 
 // The heartbeat goroutine and the grace period through a real outage of the platform.
 // sdks/go/online.int-spec.ts starts the platform and sets LICENSING_URL, LICENSING_ADMIN_KEY and
-// LICENSING_OUTAGE: two licenses of policies whose seats lapse 4 s after the last heartbeat, each
+// LICENSING_OUTAGE: two licenses of policies whose seats lapse 6 s after the last heartbeat, each
 // with a license token (`lapsing` has no heartbeat grace, `reviving` a grace of 30 s). The clients
 // reach the platform through a TCP relay that the test cuts: they get refused and reset
 // connections, as when the service's host goes down.
