@@ -5,6 +5,7 @@ activation files, each verified with the public key the application ships with. 
 comes from the key, never from the document. A bad document is a result with error codes; the
 only exceptions are LicensingError's (an unusable key or option). The codes, and every verdict,
 are those of the JavaScript SDK: sdks/conformance holds the vectors both run.
+create_activation_request and create_activation_release write an air-gapped machine's files.
 
 LicenseClient is the online side: seats and heartbeats, validate, check-in, checkout,
 check-revocation and sync, with timeouts, retries and an offline grace period. It behaves as the
