@@ -2,7 +2,9 @@
 // the gateway's end-to-end suites start it. An admin creates an organization, a product with a key
 // pair, two licenses and a license token. Then `go test` runs the README's walk-through
 // (examples/online), the abuse cases and a revocation. Last, analytics must count the sync whose
-// answer was lost, and retried, once.
+// answer was lost, and retried, once. Then `go test` cuts the platform off from two clients with a
+// TCP relay (examples/online/outage_test.go), and watches their heartbeats and grace period. Last, an
+// air-gapped machine activates and releases its seat with the SDK's files (offline_test.go).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { apiKeyWithScopes, createLicense, productWithKeyPair } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from '../../apps/gateway-e2e/src/support/stack';
+import { licenseWithToken, outageLicenses } from '../support/licenses';
 
 const run = promisify(execFile);
 const GO_DIR = __dirname;
@@ -45,7 +48,7 @@ describe('the Go SDK online client against the platform', () => {
     expect(readme).toContain('```go\n' + example + '```');
   });
 
-  it('activates, heartbeats, validates, checks in and out, syncs once, and sees a revocation', async () => {
+  it('activates, heartbeats, validates, checks in and out, syncs once, sees a revocation, rides out an outage, activates air-gapped', async () => {
     const { product } = await productWithKeyPair(org.api);
     const license = await createLicense(org.api, { product_id: product.id, max_seats: 3 });
     const other = await createLicense(org.api, { product_id: product.id, max_seats: 3 });
@@ -58,12 +61,21 @@ describe('the Go SDK online client against the platform', () => {
     const clientKey = (await apiKeyWithScopes(org.api, ['client'])).key.key as string;
     writeFileSync(join(dir, 'public-key.pem'), publicKey.body.public_key as string);
     writeFileSync(join(dir, 'response-keys.json'), JSON.stringify(responseKeys.body));
+    const outage = await outageLicenses(org.api, product.id as string);
+    const airGapped = await licenseWithToken(org.api, { product_id: product.id, max_seats: 1 });
 
     let output: string;
     try {
       ({ stdout: output } = await run(
         'go',
-        ['test', '-count=1', '-v', '-run', '^TestWalkThroughAgainstThePlatform$', './examples/online'],
+        [
+          'test',
+          '-count=1',
+          '-v',
+          '-run',
+          '^(TestWalkThroughAgainstThePlatform|TestOutageAgainstThePlatform|TestAirGappedActivationAgainstThePlatform)$',
+          './examples/online',
+        ],
         {
           cwd: GO_DIR,
           maxBuffer: 16 * 1024 * 1024,
@@ -79,6 +91,8 @@ describe('the Go SDK online client against the platform', () => {
             LICENSING_CLIENT_KEY: clientKey,
             LICENSING_ADMIN_KEY: org.adminKey,
             LICENSING_OTHER_LICENSE_KEY: other.serial as string,
+            LICENSING_OUTAGE: JSON.stringify(outage),
+            LICENSING_OFFLINE: JSON.stringify(airGapped),
           },
         },
       ));
@@ -87,6 +101,8 @@ describe('the Go SDK online client against the platform', () => {
       throw new Error(`go test failed:\n${stdout}${stderr}`);
     }
     expect(output).toContain('--- PASS: TestWalkThroughAgainstThePlatform');
+    expect(output).toContain('--- PASS: TestOutageAgainstThePlatform');
+    expect(output).toContain('--- PASS: TestAirGappedActivationAgainstThePlatform');
     expect(output).toContain('validate: ok valid: true');
     expect(output).toContain('valid offline: true');
     expect(output).toContain(`revocation: ${license.serial as string} active`);

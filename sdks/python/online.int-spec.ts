@@ -4,9 +4,12 @@
 // key pair, two licenses, a license token for the first, a `client` API key. Then pytest runs
 // tests/test_online_e2e.py with their values in the environment: the README's walk-through as
 // written, a sync whose answer is lost, a revocation, signed answers, a seat under the client key,
-// and the token naming the other license.
+// and the token naming the other license. tests/test_outage_e2e.py runs in the same pytest: it
+// cuts the platform off with a TCP relay, and watches the heartbeat thread and the grace period.
+// tests/test_offline_e2e.py activates an air-gapped machine and releases its seat with the SDK's files.
 import { apiKeyWithScopes, createLicense, productWithKeyPair } from '@licensing/shared/testing';
 import { TestOrganization, TestStack, startStack } from '../../apps/gateway-e2e/src/support/stack';
+import { licenseWithToken, outageLicenses } from '../support/licenses';
 import { ensurePython, pytest } from './run-python';
 
 describe('the Python SDK online, against the running platform', () => {
@@ -19,7 +22,7 @@ describe('the Python SDK online, against the running platform', () => {
   }, 60_000);
   afterAll(() => stack?.close());
 
-  it('runs the README walk-through, a retried sync, a revocation, and refuses another license', async () => {
+  it('runs the README walk-through, a retried sync, a revocation, an outage, an air-gapped seat, and refuses another license', async () => {
     const python = await ensurePython();
     // Seats lapse 3 s after the last heartbeat: the client's thread beats every 1.5 s.
     const { product } = await productWithKeyPair(org.api, { activation_heartbeat_interval: 3 });
@@ -32,8 +35,11 @@ describe('the Python SDK online, against the running platform', () => {
     const clientKey = (await apiKeyWithScopes(org.api, ['client'])).key.key as string;
     const responseKeys = await org.api.get('/api/v1/organizations/current/response-keys');
     expect(responseKeys.status).toBe(200);
+    const outage = await outageLicenses(org.api, product.id as string);
+    const airGapped = await licenseWithToken(org.api, { product_id: product.id, max_seats: 1 });
 
-    const done = await pytest(python, ['-m', 'online', '-rs', 'tests/test_online_e2e.py'], {
+    const files = ['tests/test_online_e2e.py', 'tests/test_outage_e2e.py', 'tests/test_offline_e2e.py'];
+    const done = await pytest(python, ['-m', 'online', '-rs', ...files], {
       LICENSING_URL: stack.baseUrl,
       LICENSE_KEY: license.serial,
       LICENSE_TOKEN: token.body.token,
@@ -44,8 +50,10 @@ describe('the Python SDK online, against the running platform', () => {
       LICENSING_E2E_RESPONSE_KEYS: JSON.stringify(responseKeys.body),
       LICENSING_E2E_OTHER_KEY: other.serial,
       LICENSING_E2E_OTHER_ID: other.id,
+      LICENSING_E2E_OUTAGE: JSON.stringify(outage),
+      LICENSING_E2E_OFFLINE: JSON.stringify(airGapped),
     });
-    expect(done.out).toMatch(/4 passed/);
+    expect(done.out).toMatch(/7 passed/);
     expect(done.out).not.toMatch(/skipped|failed|error/i);
   }, 300_000);
 });

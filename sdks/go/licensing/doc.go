@@ -5,6 +5,8 @@
 // air-gapped machines.
 // It checks each one with the product's public key (or the organization's response keys for
 // signed answers), and answers a verdict: valid, or a list of error codes.
+// It also writes the request and release files of an air-gapped machine
+// (CreateActivationRequest, CreateActivationRelease).
 //
 // The key decides the algorithm.
 // An Ed25519 key verifies EdDSA, a P-256 key verifies ES256, and an RSA key of 2048 bits or more

@@ -194,10 +194,12 @@ def test_mutated_documents_get_a_verdict(name, file, vector):
     kind = file["kind"]
     original = original_text(vector)
     header = js_trim(original).split(".")[0]
+    # The vector's key, imported once for all its mutations (test_vectors passes it as written).
+    keys = lv.import_public_keys(key_of(file, vector["key"]))
     for document in mutations(rng, original, header):
         # License files are read from bytes or text; the other documents are text.
         given = document if kind == "license" and rng.random() < 0.5 else as_text(document)
-        verdict = run(file, vector, given)
+        verdict = run(file, vector, given, keys)
         check(kind, verdict)
         if verdict["valid"] and vector["expected"]["valid"]:
             # A genuine document still verifies only when whitespace around it is all that changed.
@@ -217,13 +219,14 @@ def test_changed_documents_never_verify():
         original = js_trim(original_text(vector))
         if "." not in original:
             continue  # a license_blob: its bytes are checked through the file's text
+        keys = lv.import_public_keys(key_of(file, vector["key"]))
         for _ in range(ROUNDS * 4):
             position = rng.randrange(len(original))
             replacement = rng.choice(string.ascii_letters + string.digits + "-_")
             changed = original[:position] + replacement + original[position + 1 :]
             if changed == original:
                 continue
-            verdict = run(file, vector, changed)
+            verdict = run(file, vector, changed, keys)
             assert not verdict["valid"], (name, vector["id"], position, replacement)
         if file["kind"] == "signed-answer":
             body = vector["input"]["body"]

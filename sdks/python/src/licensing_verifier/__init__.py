@@ -5,6 +5,7 @@ activation files, each verified with the public key the application ships with. 
 comes from the key, never from the document. A bad document is a result with error codes; the
 only exceptions are LicensingError's (an unusable key or option). The codes, and every verdict,
 are those of the JavaScript SDK: sdks/conformance holds the vectors both run.
+create_activation_request and create_activation_release write an air-gapped machine's files.
 
 LicenseClient is the online side: seats and heartbeats, validate, check-in, checkout,
 check-revocation and sync, with timeouts, retries and an offline grace period. It behaves as the
@@ -12,6 +13,7 @@ JavaScript SDK's LicenseClient does, with the same status codes.
 """
 
 from ._activation import ActivationResult, VerifiedActivation, verify_activation_file
+from ._activation_request import ActivationRequest, create_activation_release, create_activation_request
 from ._answer import SignedAnswerResult, verify_signed_answer
 from ._client import LicenseClient
 from ._errors import InvalidOptionError, InvalidPublicKeyError, LicensingError
@@ -53,6 +55,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Activation",
+    "ActivationRequest",
     "ActivationResult",
     "CheckedOutLicense",
     "FileStore",
@@ -79,6 +82,8 @@ __all__ = [
     "StoredActivation",
     "VerifiedActivation",
     "VerifiedLicense",
+    "create_activation_release",
+    "create_activation_request",
     "decode_license",
     "import_public_key",
     "import_public_keys",
