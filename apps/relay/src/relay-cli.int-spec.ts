@@ -7,7 +7,7 @@ import { decodeJws, verifyJwsSignature } from '@licensing/license-format';
 import { startRelay, type RunningRelay } from './relay';
 import { runRelayCli } from './relay-cli';
 import { parseProductKey } from './relay-file/product-key';
-import { exportReport, type RelayReport } from './reports/relay-report';
+import { MAX_REPORT_LEASE_BYTES, exportReport, type RelayReport } from './reports/relay-report';
 import { RelayStore } from './store/relay-store';
 import {
   productFixture,
@@ -289,9 +289,20 @@ describe('licensing-relay', () => {
       const rest = exportReport(store, Date.now(), Date.parse(first.next_since!), 3);
       expect(rest.report.leases.map((l) => l.fingerprint)).toEqual(expect.arrayContaining(['m4', 'm5']));
       expect(rest.next_since).toBeNull();
+      // By size too: leases of ~150 bytes, at most 400 bytes of them, split two by two.
+      const bySize = exportReport(store, Date.now(), undefined, 10, 400);
+      expect(bySize.report.leases.map((l) => l.fingerprint)).toEqual(['m1', 'm2']);
+      expect(bySize.next_since).toBe(new Date(store.liveLeaseOf('m3')!.leased_at).toISOString());
     } finally {
       store.close();
     }
+  });
+
+  it("keeps every report under the platform's 1 MiB request limit", () => {
+    // The leases' bytes, plus the first lease past the cap at its largest (a fingerprint of 256
+    // three-byte characters), plus the report's other fields; base64url adds a third.
+    const payload = MAX_REPORT_LEASE_BYTES + 256 * 3 + 200 + 1024;
+    expect(Math.ceil((payload * 4) / 3) + 1024).toBeLessThan(1024 * 1024);
   });
 
   it('prints the status from the database', async () => {

@@ -7,6 +7,12 @@ import type { LeaseRow, RelayStore } from '../store/relay-store';
 export const REPORT_TYP = 'relay-report+jws';
 /** The most leases one report holds; `--since` continues from where it stopped. */
 export const MAX_REPORT_LEASES = 10_000;
+/**
+ * The most bytes of leases (as JSON) one report holds. The platform takes bodies up to 1 MiB, and
+ * the JWS's base64url adds a third: 600,000 bytes of leases stay well under it. About 2,000 leases
+ * of the usual size fit; long fingerprints make it fewer.
+ */
+export const MAX_REPORT_LEASE_BYTES = 600_000;
 
 export interface ReportLease {
   id: string;
@@ -40,18 +46,30 @@ export class ReportError extends Error {
   override readonly name = 'ReportError';
 }
 
-/** Signs a report of the leases started at or after `since` (all of them without it), oldest first. */
+/**
+ * Signs a report of the leases started at or after `since` (all of them without it), oldest first:
+ * at most `limit` leases and `maxBytes` bytes of them (always one, however long).
+ */
 export function exportReport(
   store: RelayStore,
   now: number,
   since?: number,
   limit = MAX_REPORT_LEASES,
+  maxBytes = MAX_REPORT_LEASE_BYTES,
 ): ExportedReport {
   const file = store.relayFile();
   if (!file) throw new ReportError('no relay file is loaded: there is nothing to report');
   const identity = store.identity();
   const rows = store.leasesSince(since ?? 0, limit + 1);
-  const next = rows.length > limit ? rows[limit]! : undefined;
+  const leases: ReportLease[] = [];
+  let bytes = 0;
+  for (const row of rows.slice(0, limit)) {
+    const lease = reportLease(row, now);
+    bytes += Buffer.byteLength(JSON.stringify(lease)) + 1;
+    if (bytes > maxBytes && leases.length > 0) break;
+    leases.push(lease);
+  }
+  const next = rows.length > leases.length ? rows[leases.length]! : undefined;
   const report: RelayReport = {
     v: 1,
     kind: 'relay_report',
@@ -61,7 +79,7 @@ export function exportReport(
     serial: file.serial,
     product_id: file.product_id,
     created_at: new Date(now).toISOString(),
-    leases: rows.slice(0, limit).map((row) => reportLease(row, now)),
+    leases,
   };
   const jws = signJws(
     report,
