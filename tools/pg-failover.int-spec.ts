@@ -16,9 +16,9 @@
  * the stream, and the license service writes it back from there (EVENT_REPLAY_MS, 500 ms here).
  * Every revoke acknowledged before the crash must be back on the promoted standby.
  *
- * Every request must end 2xx or as a clean `503 unavailable` problem (or `404` for a license whose
- * create was lost), no process may exit, and the services must serve again on their own, without
- * a restart. The time from the promotion to the first acknowledged write and to a load without
+ * Every request must end 2xx, as a clean `503 unavailable` problem, as a `409` whose first attempt
+ * is still in progress (retried after its `Retry-After`), or as a `404` for a license whose create
+ * was lost. No process may exit, and the services must serve again on their own, without a restart. The time from the promotion to the first acknowledged write and to a load without
  * errors is measured and logged as one JSON line.
  */
 import { randomUUID } from 'node:crypto';
@@ -87,6 +87,13 @@ interface Attempt extends Outcome {
 
 const isOk = (o: Outcome) => o.status !== undefined && o.status >= 200 && o.status < 300;
 const isUnavailable = (o: Outcome) => o.status === 503 && o.problem === true && o.code === 'unavailable';
+/**
+ * Worth the same request again, with the same key: a clean 503, or a 409 saying that the first
+ * attempt is still in progress (with `Retry-After`). After a failover that first attempt's claim can
+ * outlive its 503 for a moment: the gateway gives the key back once the new primary takes writes.
+ */
+const isInProgress = (o: Outcome) => o.status === 409 && o.code === 'conflict' && o.retryAfter !== undefined;
+const isRetryable = (o: Outcome) => isUnavailable(o) || isInProgress(o);
 /** A 5xx, or no answer at all. */
 const isFailure = (o: Outcome) => o.status === undefined || o.status >= 500;
 const end = (o: Outcome) => o.sent + o.ms;
@@ -210,8 +217,8 @@ describe('PostgreSQL failover under load: the primary crashes, its standby is pr
           }
           return outcome;
         }
-        if (!isUnavailable(outcome) || Date.now() - sent > RETRY_FOR_MS) return undefined;
-        await sleep(RETRY_MS);
+        if (!isRetryable(outcome) || Date.now() - sent > RETRY_FOR_MS) return undefined;
+        await sleep(isInProgress(outcome) ? outcome.retryAfter! * 1_000 : RETRY_MS);
       }
     }
 
@@ -430,10 +437,11 @@ describe('PostgreSQL failover under load: the primary crashes, its standby is pr
     expect(afterCut.filter((w) => w.kind !== 'revoke' && !lostAfterCut.has(key(w)))).toEqual([]);
     expect((await lostOn(d!, writes.slice())).map(key).sort()).toEqual([...lost2!, ...lost3].map(key).sort());
 
-    // Every answer was a 2xx or a clean 503; a 404 only for a license whose create was lost.
+    // Every answer was a 2xx, a clean 503 or an in-progress 409; a 404 only for a license whose
+    // create was lost.
     const lostLicenses = new Set([...lost2!, ...lost3].filter((w) => w.kind === 'create').map((w) => w.id));
     const unclean = attempts.filter(
-      (o) => !isOk(o) && !isUnavailable(o) && !(o.status === 404 && lostLicenses.has(o.licenseId ?? '')),
+      (o) => !isOk(o) && !isRetryable(o) && !(o.status === 404 && lostLicenses.has(o.licenseId ?? '')),
     );
     expect(
       unclean.map(({ kind, status, code, failure, body }) => ({ kind, status, code, failure, body })),

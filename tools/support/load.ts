@@ -29,6 +29,8 @@ export interface Outcome {
   text?: string;
   /** The answer's `Licensing-Signature`, when it is a signed answer. */
   signature?: string;
+  /** The answer's `Retry-After`, in seconds, when it has one. */
+  retryAfter?: number;
 }
 
 export interface Request {
@@ -60,6 +62,8 @@ export async function send(request: Request, timeoutMs: number): Promise<Outcome
     outcome.problem = type.startsWith('application/problem+json');
     outcome.text = text;
     outcome.signature = response.headers.get('licensing-signature') ?? undefined;
+    const retryAfter = response.headers.get('retry-after');
+    if (retryAfter !== null) outcome.retryAfter = Number(retryAfter);
     if (/json/.test(type) && text) {
       outcome.body = JSON.parse(text);
       if (outcome.problem) outcome.code = (outcome.body as { code?: string }).code;

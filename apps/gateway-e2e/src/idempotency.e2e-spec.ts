@@ -292,6 +292,7 @@ describe('idempotency keys on create routes', () => {
       const repeat = await org.api.post('/api/v1/key-pairs', { name: 'slow' }, withKey(key));
       expect(repeat.status).toBe(409);
       expect(repeat.body.detail).toMatch(/still in progress/);
+      expect(repeat.headers.get('retry-after')).toBe('1');
       expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
     });
 

@@ -101,9 +101,12 @@ export class IdempotencyService implements OnApplicationShutdown {
         };
       }
       if (Date.now() + pollMs > deadline) {
-        throw DomainError.conflict(
+        // Unlike the other conflicts, this one passes: `Retry-After` tells a client to try again.
+        const error = DomainError.conflict(
           'A request with this Idempotency-Key is still in progress; retry later with the same key',
         );
+        error.retryAfterSeconds = 1;
+        throw error;
       }
       await sleep(pollMs);
     }

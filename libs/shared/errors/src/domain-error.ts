@@ -22,7 +22,10 @@ export interface SerializedError {
  */
 export class DomainError extends Error {
   readonly status: number;
-  /** For `rate_limited`: how long to wait, in whole seconds (the gateway's `Retry-After`). */
+  /**
+   * How long to wait before trying again, in whole seconds (the gateway's `Retry-After`): for
+   * `rate_limited`, and for a conflict that passes (an idempotent request still in progress).
+   */
   retryAfterSeconds?: number;
 
   constructor(

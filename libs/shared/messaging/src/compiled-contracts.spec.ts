@@ -85,6 +85,7 @@ function valuesNamedBy(rules: Metadata[]): unknown[] {
       }
       case 'min':
       case 'max':
+      case 'equals':
         return [first];
       default:
         return [];
