@@ -308,7 +308,7 @@ const machineId = 'docs-machine-1';`,
     );
   });
 
-  it('Push revocation, with the SDK: resumes from a stored event id and stops on the revocation', async () => {
+  it('Push revocation, with the SDK: resumes from a stored event id, stops on the revocation, re-checks on a reset', async () => {
     const license = await newLicense();
     // Where the stream stands now: the id of a ready event, as an earlier run would have stored.
     const position = stream(
@@ -344,6 +344,34 @@ const stopTheApplication = (status) => {
     );
     expect(printed).toMatch(/^stopped revoked\nsaved \d+\n$/);
     expect(Number(/saved (\d+)/.exec(printed)![1])).toBeGreaterThan(Number(ready[1]));
+
+    // An id the service cannot resume from: reset, and the page's client re-checks the license.
+    const active = await newLicense();
+    const checked = await runModule(
+      'push-revocation-reset',
+      {
+        context: `
+const licenseKey = ${JSON.stringify(active.serial)};
+const loadLastEventId = async () => '999999999999';
+const saveLastEventId = (id) => console.log('saved', id);
+const stopTheApplication = (status) => console.log('stopped', status);
+globalThis.fetch = new Proxy(globalThis.fetch, {
+  apply: async (target, self, args) => {
+    const response = await Reflect.apply(target, self, args);
+    if (String(args[0]).endsWith('/check-revocation')) {
+      console.log('checked', response.status, JSON.stringify(await response.clone().json()));
+      setImmediate(() => subscription.close());
+    }
+    return response;
+  },
+});`,
+        code: code.replace('https://licensing.example.com', stack.baseUrl),
+      },
+      { LICENSING_CLIENT_KEY: clientKey },
+    );
+    expect(checked).toMatch(/^checked 200 /);
+    expect(checked).toContain(active.serial);
+    expect(checked).not.toContain('stopped');
   });
 
   it('Air-gapped activation: request, activation with curl, verification, release with curl', async () => {
