@@ -1,4 +1,5 @@
 import {
+  base64Bytes,
   checkoutTtl,
   dailyUsageSeries,
   durationInput,
@@ -8,9 +9,11 @@ import {
   licenseEdit,
   localDateTime,
   pageInfo,
+  parseRelayRequest,
   problemFields,
   problemMessage,
   queryString,
+  relayFileBody,
   timeRange,
   topShares,
   usageSeries,
@@ -304,5 +307,62 @@ describe('license edits', () => {
       expect(licenseChanges(license, { ...form, max_seats: seats })).toEqual({
         errors: { max_seats: 'Enter a whole number of seats, 1 or more.' },
       });
+  });
+});
+
+describe('relay files', () => {
+  const PEM =
+    '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAq83vEvZ3m4ETyRXR7bZKmYv9yLd9m1z6uD9CzHAbzWU=\n-----END PUBLIC KEY-----\n';
+  const form = { request: '', site: '', public_key: '', ttl: '', unit: 'days' as const };
+
+  it("reads a relay request's site and public key, and says why a text is not one", () => {
+    const request = JSON.stringify({ v: 1, kind: 'relay_request', site: 'Plant 4', public_key: PEM });
+    expect(parseRelayRequest(request)).toEqual({ site: 'Plant 4', public_key: PEM });
+    expect(parseRelayRequest(JSON.stringify({ site: 'Plant 4', public_key: PEM }))).toEqual({
+      site: 'Plant 4',
+      public_key: PEM,
+    });
+    expect(parseRelayRequest('{"site": "Plant 4"')).toEqual({
+      error: 'The relay request is not JSON. Paste the whole file licensing-relay init wrote.',
+    });
+    for (const other of [
+      'null',
+      '[]',
+      '"text"',
+      JSON.stringify({ site: 'Plant 4' }),
+      JSON.stringify({ kind: 'activation', site: 'a', public_key: PEM }),
+    ])
+      expect(parseRelayRequest(other)).toEqual({
+        error: 'This JSON is not a relay request: it needs a site and a public_key.',
+      });
+  });
+
+  it('sends the site and the key, and a lifetime only when one is given', () => {
+    expect(relayFileBody({ ...form, site: ' Plant 4 ', public_key: PEM })).toEqual({
+      body: { site: 'Plant 4', public_key: PEM },
+    });
+    expect(relayFileBody({ ...form, site: 'Plant 4', public_key: PEM, ttl: '36', unit: 'hours' })).toEqual({
+      body: { site: 'Plant 4', public_key: PEM, ttl_seconds: 129_600 },
+    });
+  });
+
+  it('marks each field it refuses, under the name the API gives it', () => {
+    expect(relayFileBody({ ...form, request: '{', ttl: '400' })).toEqual({
+      errors: {
+        request: 'The relay request is not JSON. Paste the whole file licensing-relay init wrote.',
+        site: 'Enter the relay site, or paste the relay request.',
+        public_key: "Paste the relay's public key (PEM), or its relay request.",
+        ttl_seconds: 'The lifetime must be between 1 hour and 365 days.',
+      },
+    });
+    expect(relayFileBody({ ...form, site: 'a', public_key: PEM, ttl: '0.5', unit: 'hours' })).toEqual({
+      errors: { ttl_seconds: 'The lifetime must be between 1 hour and 365 days.' },
+    });
+  });
+
+  it('decodes a base64 file to its bytes', () => {
+    const text = 'eyJhbGciOiJFZERTQSJ9.e30.c2ln\n';
+    expect(base64Bytes(btoa(text))).toEqual(new TextEncoder().encode(text));
+    expect(base64Bytes(btoa('\u0000\u00ff'))).toEqual(new Uint8Array([0, 255]));
   });
 });

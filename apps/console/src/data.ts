@@ -286,3 +286,81 @@ export function licenseChanges(
   if (features.join(',') !== license.features.join(',')) changes.features = features;
   return Object.keys(errors).length > 0 ? { errors } : { changes };
 }
+
+/** A relay request's site and public key, as `licensing-relay init` writes them. */
+export interface RelayRequest {
+  site: string;
+  public_key: string;
+}
+
+/**
+ * The site and public key of a pasted relay request (`{"kind": "relay_request", "site": …,
+ * "public_key": …}`), or why the text is not one. Any JSON object with both strings is taken.
+ */
+export function parseRelayRequest(text: string): RelayRequest | { error: string } {
+  let request: unknown;
+  try {
+    request = JSON.parse(text);
+  } catch {
+    return { error: 'The relay request is not JSON. Paste the whole file licensing-relay init wrote.' };
+  }
+  const { kind, site, public_key } = (
+    typeof request === 'object' && request !== null ? request : {}
+  ) as Record<string, unknown>;
+  if (
+    (kind !== undefined && kind !== 'relay_request') ||
+    typeof site !== 'string' ||
+    typeof public_key !== 'string'
+  )
+    return { error: 'This JSON is not a relay request: it needs a site and a public_key.' };
+  return { site, public_key };
+}
+
+/** The relay file form's fields, as typed. */
+export interface RelayFileForm {
+  request: string;
+  site: string;
+  public_key: string;
+  ttl: string;
+  unit: DurationUnit;
+}
+
+/**
+ * The `POST /licenses/:id/relay-files` body of the form: its site and public key (filled from a
+ * pasted request, or typed), and the lifetime when one is given (empty: the organization's). Or,
+ * when a field is empty or out of range, the message per field, named as the API names them.
+ */
+export function relayFileBody(
+  form: RelayFileForm,
+): { body: { site: string; public_key: string; ttl_seconds?: number } } | { errors: Record<string, string> } {
+  const errors: Record<string, string> = {};
+  if (form.request.trim() !== '') {
+    const request = parseRelayRequest(form.request);
+    if ('error' in request) errors['request'] = request.error;
+  }
+  if (form.site.trim() === '') errors['site'] = 'Enter the relay site, or paste the relay request.';
+  if (form.public_key.trim() === '')
+    errors['public_key'] = "Paste the relay's public key (PEM), or its relay request.";
+  let ttl_seconds: number | undefined;
+  if (form.ttl.trim() !== '') {
+    const ttl = checkoutTtl(form.ttl, form.unit);
+    if ('error' in ttl) errors['ttl_seconds'] = ttl.error;
+    else ttl_seconds = ttl.seconds;
+  }
+  if (Object.keys(errors).length > 0) return { errors };
+  return {
+    body: {
+      site: form.site.trim(),
+      public_key: form.public_key,
+      ...(ttl_seconds === undefined ? {} : { ttl_seconds }),
+    },
+  };
+}
+
+/** The bytes of a base64 file (a relay file's `relay_file`), to save as it is. */
+export function base64Bytes(text: string): Uint8Array<ArrayBuffer> {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}

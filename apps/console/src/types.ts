@@ -20,6 +20,9 @@ export type DeliveryDetail = Schemas['DeliveryDetailView'];
 export type WebhookSecret = Schemas['WebhookSecretView'];
 export type LicenseToken = Schemas['LicenseTokenView'];
 export type Organization = Schemas['OrganizationView'];
+export type RelayFile = Schemas['RelayFileView'];
+export type RelayFileCreated = Schemas['RelayFileCreatedView'];
+export type NewRelayFile = Schemas['CreateRelayFileDto'];
 
 export type Scope = ApiKey['scopes'][number];
 export type LicenseStatus = License['status'];

@@ -251,11 +251,14 @@ export function Field({
   label,
   hint,
   error,
+  wide,
   children,
 }: {
   label: string;
   hint?: string;
   error?: string;
+  /** Takes a whole row of its form's grid (a text area). */
+  wide?: boolean;
   children: ComponentChildren;
 }) {
   const id = useId();
@@ -268,7 +271,7 @@ export function Field({
       })
     : children;
   return (
-    <label class="field">
+    <label class={wide ? 'field wide' : 'field'}>
       <span>{label}</span>
       {control}
       {hint && (

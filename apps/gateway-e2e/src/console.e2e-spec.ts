@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { apiKeyWithScopes, waitFor } from '@licensing/shared/testing';
+import { verifyLicense } from '@licensing/license-verifier';
+import { apiKeyWithScopes, decodeBlob, waitFor } from '@licensing/shared/testing';
 import { ensureChromium } from './support/chromium';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { WebhookReceiver, validSignatures } from './support/webhook-receiver';
@@ -448,14 +450,131 @@ describe('the console in a browser', () => {
   }, 60_000);
 
   /** A new license of the product the admin test made, through the API. */
-  async function newLicense(): Promise<{ id: string; serial: string }> {
+  async function newLicense(
+    body: Record<string, unknown> = {},
+  ): Promise<{ id: string; serial: string; product_id: string }> {
     const created = await org.api.post('/api/v1/licenses', {
       product_id: (await org.api.get('/api/v1/products')).body.products[0].id,
       customer_email: email,
+      ...body,
     });
     expect(created.status).toBe(201);
     return created.body;
   }
+
+  /** A relay request as `licensing-relay init` writes it: the site and a new Ed25519 public key. */
+  function relayRequest(site: string): { site: string; public_key: string; text: string } {
+    const { publicKey } = generateKeyPairSync('ed25519');
+    const public_key = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    return { site, public_key, text: JSON.stringify({ v: 1, kind: 'relay_request', site, public_key }) };
+  }
+
+  it("issues a relay file on a floating license's page from a pasted request, downloads it, lists it", async () => {
+    const license = await newLicense({ license_type: 'floating', max_seats: 5 });
+    const page = await newPage();
+    await signIn(page, org.adminKey);
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await open(page, `licenses/${license.id}`, license.serial);
+    const section = page.getByRole('region', { name: 'Relay files', exact: true });
+    await section.getByText('No relay file has been issued for this license.').waitFor();
+    const form = section.getByRole('form', { name: 'Issue a relay file' });
+
+    // Refused at the field: a pasted text that is no relay request, a lifetime out of range (the
+    // form's own checks), and a public key the API refuses.
+    await form.getByLabel(/^Relay request/).fill('{"site": "Plant 4"');
+    await expect(fieldError(form.getByLabel(/^Relay request/))).resolves.toMatch(
+      /^The relay request is not JSON/,
+    );
+    await form.getByLabel(/^Relay request/).fill('');
+    await form.getByLabel(/^Site/).fill('Plant 4, building B');
+    await form.getByLabel(/^Public key/).fill(relayRequest('x').public_key);
+    await form.getByLabel(/^Lifetime/).fill('400');
+    await form.getByRole('button', { name: 'Issue relay file' }).click();
+    await expect(fieldError(form.getByLabel(/^Lifetime/))).resolves.toBe(
+      'The lifetime must be between 1 hour and 365 days.',
+    );
+    await form.getByLabel(/^Lifetime/).fill('');
+    await form
+      .getByLabel(/^Public key/)
+      .fill('-----BEGIN PUBLIC KEY-----\nnot a key\n-----END PUBLIC KEY-----\n');
+    await form.getByRole('button', { name: 'Issue relay file' }).click();
+    await expect(fieldError(form.getByLabel(/^Public key/))).resolves.toMatch(/public_key|key/);
+    expect(await form.getByLabel(/^Site/).getAttribute('aria-invalid')).toBeNull();
+    await checkPage(page, 'relay-file-refused');
+    expect((await org.api.get(`/api/v1/relay-files?license_id=${license.id}`)).body.total).toBe(0);
+
+    // The pasted request fills the site and the public key; 36 hours of lifetime.
+    const request = relayRequest('Plant 4, building B');
+    await form.getByLabel(/^Public key/).fill('');
+    await form.getByLabel(/^Site/).fill('');
+    await form.getByLabel(/^Relay request/).fill(request.text);
+    await expect(form.getByLabel(/^Site/).inputValue()).resolves.toBe(request.site);
+    await expect(form.getByLabel(/^Public key/).inputValue()).resolves.toBe(request.public_key);
+    await form.getByLabel(/^Lifetime/).fill('36');
+    await form.getByLabel(/^Unit/).selectOption('hours');
+    await form.getByRole('button', { name: 'Issue relay file' }).click();
+    const issued = section.getByTestId('issued-relay-file');
+    await expectShown(page, issued);
+    const listed = (await org.api.get(`/api/v1/relay-files?license_id=${license.id}`)).body;
+    expect(listed).toMatchObject({
+      total: 1,
+      relay_files: [{ site: request.site, public_key: request.public_key }],
+    });
+    const [record] = listed.relay_files;
+    expect((Date.parse(record.expires_at) - Date.parse(record.issued_at)) / 1000).toBe(129_600);
+    await expect(issued.textContent()).resolves.toContain(record.id);
+    for (const field of [/^Relay request/, /^Site/, /^Public key/])
+      await expect(form.getByLabel(field).inputValue()).resolves.toBe('');
+    const row = section.locator('tbody tr', { hasText: record.id });
+    await row.getByRole('cell', { name: request.site }).waitFor();
+    expect(await row.getByText('expired').count()).toBe(0);
+    await checkPage(page, 'relay-file-issued');
+
+    // The download is the relay file itself: the license file with the claim relay.
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      issued.getByRole('button', { name: 'Download .relay.lic' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe(`${license.serial}.relay.lic`);
+    const file = readFileSync((await download.path())!);
+    const blob = file.toString('base64');
+    const productKey = (await org.api.get(`/api/v1/products/${license.product_id}/public-key`)).body
+      .public_key;
+    const verified = await verifyLicense(blob, productKey, { productId: license.product_id });
+    expect(verified.errors).toEqual([]);
+    expect(verified.license).toMatchObject({ serial: license.serial });
+    expect(decodeBlob(blob).claims.relay).toEqual({
+      id: record.id,
+      site: request.site,
+      public_key: request.public_key,
+    });
+    await issued.getByRole('button', { name: 'Done' }).click();
+    await issued.waitFor({ state: 'detached' });
+
+    // A file past its expiry says so: one issued while the license ends in four seconds.
+    const ending = new Date(Date.now() + 4_000).toISOString();
+    expect((await org.api.patch(`/api/v1/licenses/${license.id}`, { valid_until: ending })).status).toBe(200);
+    const short = await org.api.post(`/api/v1/licenses/${license.id}/relay-files`, {
+      site: 'short-lived',
+      public_key: request.public_key,
+    });
+    expect(short.status).toBe(201);
+    await waitFor(() => Date.now() > Date.parse(short.body.expires_at) + 500, {
+      timeoutMs: 15_000,
+      what: 'the file to expire',
+    });
+    await page.reload();
+    const expired = section.locator('tbody tr', { hasText: short.body.id });
+    await expired.getByText('expired', { exact: true }).waitFor();
+    expect(await row.getByText('expired').count()).toBe(0);
+    await checkPage(page, 'relay-files-expired');
+
+    // A license of another type has no relay files.
+    const subscription = await newLicense();
+    await open(page, `licenses/${subscription.id}`, subscription.serial);
+    await page.getByRole('region', { name: 'License tokens' }).waitFor();
+    expect(await page.getByRole('region', { name: 'Relay files', exact: true }).count()).toBe(0);
+  }, 60_000);
 
   it("creates a license token on a license's page, shows it once, lists its prefix, and revokes it", async () => {
     const license = await newLicense();
@@ -793,6 +912,24 @@ describe('the console in a browser', () => {
     expect(await section.getByRole('button').count()).toBe(0);
     expect(await page.locator('form').count()).toBe(0);
     await checkPage(page, 'read-only-license-tokens');
+
+    // A floating license's relay files: listed, without the form that issues one.
+    const floating = await newLicense({ license_type: 'floating' });
+    const relay = relayRequest('read-only site');
+    const file = await org.api.post(`/api/v1/licenses/${floating.id}/relay-files`, {
+      site: relay.site,
+      public_key: relay.public_key,
+    });
+    expect(file.status).toBe(201);
+    await open(page, `licenses/${floating.id}`, floating.serial);
+    const relays = page.getByRole('region', { name: 'Relay files', exact: true });
+    await relays
+      .locator('tbody tr', { hasText: file.body.id })
+      .getByRole('cell', { name: relay.site })
+      .waitFor();
+    expect(await relays.getByRole('button').count()).toBe(0);
+    expect(await page.locator('form, textarea').count()).toBe(0);
+    await checkPage(page, 'read-only-relay-files');
 
     // The settings: read, never a switch.
     await open(page, 'settings', 'Settings');

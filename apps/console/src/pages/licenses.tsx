@@ -1,13 +1,18 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
 import {
+  base64Bytes,
   dailyUsageSeries,
+  type DurationUnit,
   expiryInstant,
   formatTime,
   licenseChanges,
   licenseEdit,
   pageInfo,
+  parseRelayRequest,
   queryString,
+  relayFileBody,
+  type RelayFileForm,
   wordList,
 } from '../data';
 import {
@@ -21,6 +26,8 @@ import {
   LicenseToken,
   LicenseUsage,
   Product,
+  RelayFile,
+  RelayFileCreated,
 } from '../types';
 import {
   Async,
@@ -419,6 +426,10 @@ export function LicenseDetail({ id }: { id: string }) {
       )}
 
       <LicenseTokens licenseId={id} revoked={license.data?.status === 'revoked'} />
+
+      {license.data?.license_type === 'floating' && (
+        <RelayFiles license={license.data} onIssued={audit.reload} />
+      )}
 
       <section aria-labelledby="activations">
         <h2 id="activations">Activations</h2>
@@ -840,6 +851,216 @@ function CreateLicenseToken({
       <div class="actions">
         <button type="submit" class="primary" disabled={busy}>
           Create license token
+        </button>
+      </div>
+      {error && <ErrorNotice message={error} />}
+    </form>
+  );
+}
+
+const RELAY_FILES_PER_PAGE = 20;
+
+/**
+ * A floating license's relay files (their records: the files themselves are shown once, when
+ * issued), and for admin keys a form that issues one from a relay's request and downloads it.
+ */
+function RelayFiles({ license, onIssued }: { license: License; onIssued: () => void }) {
+  const { canWrite } = useSession();
+  const [page, setPage] = useState(1);
+  const files = useResource(
+    () =>
+      api.get<{ relay_files: RelayFile[]; total: number }>(
+        `/relay-files${queryString({ license_id: license.id, page, per_page: RELAY_FILES_PER_PAGE })}`,
+      ),
+    [license.id, page],
+  );
+  const [issued, setIssued] = useState<RelayFileCreated>();
+  const now = useMemo(() => new Date(), [files.data]);
+  return (
+    <section aria-labelledby="relay-files">
+      <h2 id="relay-files">Relay files</h2>
+      <p class="muted">
+        A relay leases this license's seats on a network with no internet. It starts from a relay file issued
+        to its site and key (<code>licensing-relay start --file</code>).
+      </p>
+      {canWrite &&
+        (license.status === 'active' ? (
+          <IssueRelayFile
+            license={license}
+            onIssued={(file) => {
+              setIssued(file);
+              setPage(1);
+              files.reload();
+              onIssued();
+            }}
+          />
+        ) : (
+          <p class="muted">Only an active license gets a relay file.</p>
+        ))}
+      {issued && (
+        <div class="notice ok" role="status" data-testid="issued-relay-file">
+          <p>
+            Issued the relay file <code>{issued.id}</code> for <strong>{issued.site}</strong>, valid until{' '}
+            {formatTime(issued.expires_at)}. Download it now: the platform keeps its record, not the file.
+          </p>
+          <div class="actions">
+            <DownloadButton
+              label="Download .relay.lic"
+              file={async () => ({
+                blob: new Blob([base64Bytes(issued.relay_file)], { type: 'application/octet-stream' }),
+                name: `${license.serial}.relay.lic`,
+              })}
+            />
+            <button type="button" onClick={() => setIssued(undefined)}>
+              Done
+            </button>
+          </div>
+        </div>
+      )}
+      <Async resource={files}>
+        {({ relay_files: rows, total }) =>
+          total === 0 ? (
+            <Empty>
+              No relay file has been issued for this license.
+              {canWrite && license.status === 'active' ? ' Issue one above from the relay request.' : ''}
+            </Empty>
+          ) : (
+            <>
+              <TableWrap label="Relay files of this license">
+                <table>
+                  <caption class="visually-hidden">Relay files</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Site</th>
+                      <th scope="col">Id</th>
+                      <th scope="col">Issued</th>
+                      <th scope="col">Expires</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {rows.map((file) => (
+                      <tr key={file.id}>
+                        <td>{file.site}</td>
+                        <td class="mono">{file.id}</td>
+                        <td>{formatTime(file.issued_at)}</td>
+                        <td>
+                          {formatTime(file.expires_at)}{' '}
+                          {Date.parse(file.expires_at) <= now.getTime() && (
+                            <span class="badge status-expired">expired</span>
+                          )}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableWrap>
+              {total > RELAY_FILES_PER_PAGE && (
+                <Pager
+                  info={pageInfo(page, RELAY_FILES_PER_PAGE, total)}
+                  onPage={setPage}
+                  label="Relay files"
+                />
+              )}
+            </>
+          )
+        }
+      </Async>
+    </section>
+  );
+}
+
+const NEW_RELAY_FILE: RelayFileForm = { request: '', site: '', public_key: '', ttl: '', unit: 'days' };
+
+/**
+ * Issues a relay file: the relay request pasted (it fills the site and the public key), or both
+ * typed, and an optional lifetime. A refused value is marked at its field.
+ */
+function IssueRelayFile({
+  license,
+  onIssued,
+}: {
+  license: License;
+  onIssued: (file: RelayFileCreated) => void;
+}) {
+  const [form, setForm] = useState(NEW_RELAY_FILE);
+  const { busy, error, fields, run } = useAction();
+  const set = (name: 'site' | 'public_key' | 'ttl') => (event: { currentTarget: { value: string } }) =>
+    setForm({ ...form, [name]: event.currentTarget.value });
+  const pasted = form.request.trim() === '' ? undefined : parseRelayRequest(form.request);
+  return (
+    <form
+      class="grid panel"
+      aria-label="Issue a relay file"
+      noValidate
+      onSubmit={(event) => {
+        event.preventDefault();
+        void run(async () => {
+          const request = relayFileBody(form);
+          if ('errors' in request) throw new FieldErrors(request.errors);
+          onIssued(await api.post<RelayFileCreated>(`/licenses/${license.id}/relay-files`, request.body));
+          setForm(NEW_RELAY_FILE);
+        });
+      }}
+    >
+      <Field
+        label="Relay request"
+        hint="Paste relay-request.json, which licensing-relay init writes: it fills the two fields below"
+        error={fields['request'] ?? (pasted && 'error' in pasted ? pasted.error : undefined)}
+        wide
+      >
+        <textarea
+          name="request"
+          rows={3}
+          spellcheck={false}
+          value={form.request}
+          onInput={(event) => {
+            const text = event.currentTarget.value;
+            const request = text.trim() === '' ? undefined : parseRelayRequest(text);
+            setForm(
+              request && !('error' in request)
+                ? { ...form, request: text, ...request }
+                : { ...form, request: text },
+            );
+          }}
+        />
+      </Field>
+      <Field label="Site" hint="The name the relay was set up with" error={fields['site']}>
+        <input name="site" maxLength={200} value={form.site} onInput={set('site')} />
+      </Field>
+      <Field
+        label="Lifetime"
+        hint="Optional; empty: the organization's offline file lifetime"
+        error={fields['ttl_seconds']}
+      >
+        <input name="ttl" type="number" min={0} step="any" value={form.ttl} onInput={set('ttl')} />
+      </Field>
+      <Field label="Unit">
+        <select
+          name="unit"
+          value={form.unit}
+          onChange={(event) => setForm({ ...form, unit: event.currentTarget.value as DurationUnit })}
+        >
+          <option value="days">days</option>
+          <option value="hours">hours</option>
+        </select>
+      </Field>
+      <Field
+        label="Public key"
+        hint="The relay's Ed25519 public key, a PEM block"
+        error={fields['public_key']}
+        wide
+      >
+        <textarea
+          name="public_key"
+          rows={4}
+          spellcheck={false}
+          value={form.public_key}
+          onInput={set('public_key')}
+        />
+      </Field>
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          Issue relay file
         </button>
       </div>
       {error && <ErrorNotice message={error} />}
