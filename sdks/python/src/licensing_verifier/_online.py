@@ -41,7 +41,8 @@ def status_of_code(code: str) -> str:
     lowered = code.lower()
     if lowered in ("valid", "ok"):
         return "ok"
-    return lowered if lowered in STATUS_CODES else "unknown"
+    # `no_seats` is a relay client's state, never the service's code (as in the other SDKs).
+    return lowered if lowered in STATUS_CODES and lowered != "no_seats" else "unknown"
 
 
 class LicenseClientError(LicensingError):
