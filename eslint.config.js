@@ -173,6 +173,18 @@ module.exports = tseslint.config(
     },
   },
   {
+    // The SDKs' relay clients are tested against a real relay process, started by the relay's own
+    // test helper (a product key of the test's own, a relay file signed with it). The JavaScript
+    // SDK's spec may not import it (the relay imports that SDK): it runs relay-fixture-main.ts.
+    files: ['sdks/*/relay.int-spec.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': boundaries({
+        test: true,
+        allow: ['^(\\.\\./)+apps/relay/src/testing/relay-process$'],
+      }),
+    },
+  },
+  {
     // The process-level tests boot an app, or use its helpers, through its index.ts.
     files: ['tools/*.int-spec.ts'],
     rules: { '@nx/enforce-module-boundaries': boundaries({ allow: [...TOOLS_ALLOW, '@licensing/app/*'] }) },

@@ -42,6 +42,8 @@ export type {
   StoredActivation,
   SyncReport,
 } from './license-client';
+export { RelayClient } from './relay-client';
+export type { RelayClientOptions, RelayLease, RelayStatus } from './relay-client';
 export { SseParser, subscribeLicenseEvents } from './license-events';
 export type {
   LicenseEvent,

@@ -58,6 +58,8 @@ describe('LicenseClient retries, timeouts and credentials', () => {
     ['ENTITLEMENTS_MISSING', 'entitlements_missing'],
     ['COMPONENTS_MISMATCH', 'components_mismatch'],
     ['SOMETHING_NEW', 'unknown'],
+    // A relay client's state, never the service's code.
+    ['NO_SEATS', 'unknown'],
   ])("reads validate's %s as %s, and runs only on ok and overage", async (code, status) => {
     const runs = status === 'ok' || status === 'overage';
     script = [{ status: 200, body: { valid: runs, code, detail: 'd' } }];

@@ -18,6 +18,8 @@ export type LicenseStatusCode =
   | 'fingerprint_mismatch'
   | 'no_activation'
   | 'heartbeat_dead'
+  /** A relay's: this machine holds no lease, and every seat is leased. */
+  | 'no_seats'
   | 'components_mismatch'
   | 'overdue'
   | 'entitlements_missing'

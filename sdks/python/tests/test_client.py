@@ -415,6 +415,8 @@ def test_throws_a_refusal_from_validate_and_sync_instead_of_riding_on_the_last_s
         ("OVERAGE", "overage"),
         # As the JavaScript SDK reads them: codes outside its vocabulary are `unknown`.
         ("SOMETHING_NEW", "unknown"),
+        # A relay client's state, never the service's code.
+        ("NO_SEATS", "unknown"),
     ],
 )
 def test_validate_codes_in_one_vocabulary(stub, code, status):

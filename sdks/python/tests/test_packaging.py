@@ -25,6 +25,7 @@ MODULES = {
     "_license",
     "_machine",
     "_online",
+    "_relay",
     "_results",
     "_revocation",
     "_store",

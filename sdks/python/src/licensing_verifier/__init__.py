@@ -9,7 +9,8 @@ create_activation_request and create_activation_release write an air-gapped mach
 
 LicenseClient is the online side: seats and heartbeats, validate, check-in, checkout,
 check-revocation and sync, with timeouts, retries and an offline grace period. It behaves as the
-JavaScript SDK's LicenseClient does, with the same status codes.
+JavaScript SDK's LicenseClient does, with the same status codes. RelayClient leases a floating
+seat from an on-premise relay with the same seat methods, and proves the relay with the product key.
 """
 
 from ._activation import ActivationResult, VerifiedActivation, verify_activation_file
@@ -39,6 +40,7 @@ from ._online import (
     RevocationStatus,
     StoredActivation,
 )
+from ._relay import RelayClient, RelayLease, RelayStatus
 from ._results import Issue
 from ._revocation import (
     RevocationEntry,
@@ -73,6 +75,9 @@ __all__ = [
     "NoMachineIdError",
     "NotActivatedError",
     "PublicKey",
+    "RelayClient",
+    "RelayLease",
+    "RelayStatus",
     "RevocationEntry",
     "RevocationList",
     "RevocationListResult",

@@ -21,6 +21,8 @@ STATUS_CODES = (
     "fingerprint_mismatch",
     "no_activation",
     "heartbeat_dead",
+    # A relay's: this machine holds no lease, and every seat is leased.
+    "no_seats",
     "components_mismatch",
     "overdue",
     "entitlements_missing",
@@ -39,7 +41,8 @@ def status_of_code(code: str) -> str:
     lowered = code.lower()
     if lowered in ("valid", "ok"):
         return "ok"
-    return lowered if lowered in STATUS_CODES else "unknown"
+    # `no_seats` is a relay client's state, never the service's code (as in the other SDKs).
+    return lowered if lowered in STATUS_CODES and lowered != "no_seats" else "unknown"
 
 
 class LicenseClientError(LicensingError):
