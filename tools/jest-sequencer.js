@@ -20,7 +20,7 @@ const KNOWN_SECONDS = {
   'tools/pg-failover.int-spec.ts': 100,
   'apps/gateway-e2e/src/webhooks.e2e-spec.ts': 90,
   'apps/gateway-e2e/src/licenses-api.e2e-spec.ts': 90,
-  'tools/relay-e2e.int-spec.ts': 75,
+  'tools/relay-e2e.int-spec.ts': 70,
   'tools/bench-smoke.int-spec.ts': 70,
   'tools/soak-smoke.int-spec.ts': 60,
   'apps/gateway-e2e/src/console.e2e-spec.ts': 60,
