@@ -389,6 +389,8 @@ describe('the relay against the platform, as docs/relay.md runs it', () => {
       Buffer.from(readFileSync(path.join(dir, 'report.jws'), 'utf8').split('.')[1]!, 'base64url').toString(),
     );
     expect(report.leases).toHaveLength(SEATS);
+    // The revocation ended every lease: the report says when.
+    expect(report.leases.filter((l: { ended_at: string | null }) => l.ended_at === null)).toEqual([]);
     expect(new Set(report.leases.map((l: Lease) => l.fingerprint)).size).toBe(SEATS);
     expect(usage.fingerprints.map((f: { fingerprint: string }) => f.fingerprint).sort()).toEqual(
       report.leases.map((l: Lease) => l.fingerprint).sort(),
