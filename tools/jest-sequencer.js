@@ -20,6 +20,7 @@ const KNOWN_SECONDS = {
   'tools/bench-smoke.int-spec.ts': 90,
   'apps/gateway-e2e/src/fuzz.e2e-spec.ts': 90,
   'tools/rolling-upgrade.int-spec.ts': 85,
+  'tools/relay-e2e.int-spec.ts': 60,
   'apps/gateway-e2e/src/faults.e2e-spec.ts': 50,
   'tools/two-stacks.int-spec.ts': 45,
   'tools/graceful-shutdown.int-spec.ts': 42,
