@@ -848,9 +848,14 @@ describe('the console in a browser', () => {
       await waitFor(
         async () => {
           await page.reload();
+          // The log loads after the page: wait for the row before reading its status.
+          await row
+            .first()
+            .waitFor({ timeout: 5_000 })
+            .catch(() => undefined);
           return (await row.getByText('delivered').count()) === 1;
         },
-        { what: 'the delivery in the log' },
+        { what: 'the delivery in the log', timeoutMs: 30_000, intervalMs: 250 },
       );
       await row.getByRole('button', { name: /^Show delivery of webhook.test/ }).click();
       const panel = page.getByRole('region', { name: /^Delivery of webhook.test/ });
