@@ -453,10 +453,12 @@ describe('scale-out: two gateways, two replicas of every service, a 3-node NATS 
         await pair[1]!.terminate();
         await pair[1]!.start(BOOT_TIMEOUT_MS);
       }
+      mark('servicesRestarted');
       for (const gateway of gateways) {
         await gateway.terminate();
         await gateway.start(BOOT_TIMEOUT_MS);
       }
+      mark('gatewaysRestarted');
       for (const node of nats.slice(1)) {
         await node.terminate();
         await node.start();
@@ -650,7 +652,12 @@ describe('scale-out: two gateways, two replicas of every service, a 3-node NATS 
         unavailable: {
           afterKills: unavailable(events.fault!, events.recovered!),
           whileKilledCameBack: unavailable(events.recovered!, events.back!),
-          rollingRestart: unavailable(events.back!, events.stopped!),
+          rollingRestart: {
+            services: unavailable(events.back!, events.servicesRestarted!),
+            gateways: unavailable(events.servicesRestarted!, events.gatewaysRestarted!),
+            natsNodes: unavailable(events.gatewaysRestarted!, events.restarted!),
+          },
+          partitions: unavailable(events.restarted!, events.stopped!),
         },
         retriedRefusals: balancer.retriedRefusals,
         p99Ms: {

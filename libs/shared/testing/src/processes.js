@@ -6,7 +6,7 @@
  * stopped by its PID, never by name. Plain CommonJS typed by JSDoc: `npm run bench` loads it with
  * node, without a build (bench/lib/platform.js).
  */
-const { spawn, spawnSync } = require('node:child_process');
+const { execFileSync, spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
@@ -82,6 +82,22 @@ function servicesOf(tree = root) {
  * @property {string} netns
  * @property {string} address its probes (or a gateway's API) are reached here
  */
+
+/** @type {string | undefined} */
+let natsBinary;
+
+/**
+ * The nats-server the tests' own servers run: a current one, fetched once by
+ * tools/ensure-nats-server.sh (the machine's may be too old for clusters under partitions).
+ * @returns {string}
+ */
+function natsServer() {
+  natsBinary ??= execFileSync(path.join(root, 'tools', 'ensure-nats-server.sh'), {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
+  return natsBinary;
+}
 
 /**
  * The command that runs `command` in the placement's namespace (or as it is, without one).
@@ -447,7 +463,7 @@ class NatsNode {
   spawn() {
     const [command, args] = placed(
       this.host && { netns: this.host.netns, address: this.host.clientAddress },
-      'nats-server',
+      natsServer(),
       ['-c', this.config],
     );
     const child = spawn(command, args, { stdio: 'ignore' });
@@ -576,12 +592,13 @@ async function waitForJetStream(servers, timeoutMs = 30_000) {
  */
 
 /**
- * @param {string} name the server's command
+ * @param {string} name the server's name (and its command, unless `command` is given)
  * @param {(port: number) => string} url
  * @param {(port: number, dir: string) => string[]} args
+ * @param {() => string} [command] the path of its executable
  * @returns {(port?: number) => Promise<OwnServer>}
  */
-function ownServer(name, url, args) {
+function ownServer(name, url, args, command = () => name) {
   return async (fixedPort) => {
     const port = fixedPort ?? (await freePort());
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), `licensing-${name}-`));
@@ -593,7 +610,7 @@ function ownServer(name, url, args) {
       port,
       dir,
       async start() {
-        child = spawn(name, args(port, dir), { stdio: 'ignore' });
+        child = spawn(command(), args(port, dir), { stdio: 'ignore' });
         await waitFor(() => listening(port), { what: `${name} on port ${port}` });
       },
       async kill() {
@@ -652,6 +669,7 @@ const startOwnNats = ownServer(
   'nats-server',
   (port) => `nats://127.0.0.1:${port}`,
   (port, dir) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir],
+  natsServer,
 );
 
 /**
