@@ -6,3 +6,6 @@ export { loadGatewayConfig } from './config';
 export { OrganizationsService } from './identity/organizations.service';
 export { LicenseEventHub } from './push/license-event-hub';
 export { RateLimitService } from './rate-limits/rate-limit.service';
+// Its schema and migrations: the tests migrate a template database once and copy it per file.
+export { GATEWAY_SCHEMA } from './edge/app.module';
+export { GATEWAY_MIGRATIONS } from './migrations';

@@ -2,3 +2,6 @@
 // Production starts it through main.ts.
 export { startProductService } from './app';
 export { loadProductServiceConfig } from './config';
+// Its schema and migrations: the tests migrate a template database once and copy it per file.
+export { PRODUCT_SCHEMA } from './app.module';
+export { PRODUCT_MIGRATIONS } from './migrations';

@@ -14,6 +14,7 @@ import {
   testEnv,
   uniqueNamespace,
 } from '@licensing/shared/testing';
+import { createTestDatabase } from './test-database';
 
 export interface TestOrganization {
   id: string;
@@ -64,6 +65,7 @@ export interface TestStack {
 export async function startStack(options: StackOptions = {}): Promise<TestStack> {
   const namespace = uniqueNamespace();
   const env = testEnv(namespace, options.env);
+  if (!options.env?.DATABASE_URL) await createTestDatabase();
   // Every service of the platform, as tools/services.js lists them for `npm start`, by the same names.
   const starters: Record<string, () => Promise<INestApplication>> = {
     'product-service': () => startProductService(loadProductServiceConfig(env)),

@@ -13,4 +13,5 @@ export * from './factories';
 export * from './license-blobs';
 export * from './sql';
 export * from './processes';
+export * from './template-database';
 export * from './tcp-proxy';
