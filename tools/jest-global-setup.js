@@ -1,13 +1,12 @@
 // Once per `npm test`: removes what earlier, interrupted test runs left behind: test databases and
-// JetStream streams of test namespaces older than an hour, and template databases of migrations
-// that changed since. Each test file removes its own database and streams at the end; this only
+// JetStream streams of test namespaces older than an hour, and the template databases of earlier
+// runs. Each test file removes its own database and streams at the end; this only
 // catches runs that were killed. A database is named for the time it was created
 // (`licensing_test_<base-36 ms>_<random>`): another `npm test` running at the same time on the
 // machine may have one that is between two connections, and must not lose it.
 const { Client } = require('pg');
 const { connect } = require('nats');
 const infrastructure = require('../libs/shared/testing/src/infrastructure.json');
-const { TEMPLATE_PREFIX, templateDatabaseName } = require('../libs/shared/testing/src/template-database');
 
 // The same servers, and the same overrides, as libs/shared/testing/src/environment.ts.
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL || infrastructure.postgres;
@@ -30,14 +29,13 @@ module.exports = async function globalSetup() {
       if (createdAt && Date.now() - parseInt(createdAt[1], 36) < HOUR_MS) continue;
       await pg.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => undefined);
     }
-    // Templates of migrations that changed since, and templates a killed run left half-built.
-    // One in use (a test file copying it) refuses the drop, and stays.
-    const current = templateDatabaseName();
-    const templates = await pg.query('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [
-      TEMPLATE_PREFIX,
-    ]);
+    // Template databases of earlier runs (apps/gateway-e2e/src/support/test-database.ts): the
+    // first file that needs one builds it again. One in use (a file copying it) refuses the drop.
+    const templates = await pg.query(
+      `SELECT datname FROM pg_database WHERE datname LIKE 'licensing\\_template\\_%'`,
+    );
     for (const { datname } of templates.rows) {
-      if (datname !== current) await pg.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => undefined);
+      await pg.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => undefined);
     }
   } finally {
     await pg.end();

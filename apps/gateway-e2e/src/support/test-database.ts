@@ -1,16 +1,13 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import { ANALYTICS_MIGRATIONS, ANALYTICS_SCHEMA } from '@licensing/app/analytics-service';
 import { GATEWAY_MIGRATIONS, GATEWAY_SCHEMA } from '@licensing/app/gateway';
 import { LICENSE_MIGRATIONS, LICENSE_SCHEMA } from '@licensing/app/license-service';
 import { PRODUCT_MIGRATIONS, PRODUCT_SCHEMA } from '@licensing/app/product-service';
 import { WEBHOOK_MIGRATIONS, WEBHOOK_SCHEMA } from '@licensing/app/webhook-service';
 import { migrate, serviceDataSourceOptions } from '@licensing/shared/database';
-import {
-  TEMPLATE_PREFIX,
-  TEST_ADMIN_DATABASE_URL,
-  TEST_DATABASE_NAME,
-  templateDatabaseName,
-  testDatabaseUrl,
-} from '@licensing/shared/testing';
+import { TEST_ADMIN_DATABASE_URL, TEST_DATABASE_NAME, testDatabaseUrl } from '@licensing/shared/testing';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 
@@ -22,6 +19,29 @@ const SCHEMAS = [
   { schema: WEBHOOK_SCHEMA, migrations: WEBHOOK_MIGRATIONS },
   { schema: GATEWAY_SCHEMA, migrations: GATEWAY_MIGRATIONS },
 ];
+
+/** Template databases are named this and a hash; tools/jest-global-setup.js drops them all. */
+const TEMPLATE_PREFIX = 'licensing_template_';
+
+/**
+ * The template's name holds a hash of every migration file: two checkouts with other migrations,
+ * tested at once on one machine, each get their own.
+ */
+function templateDatabaseName(): string {
+  const hash = createHash('sha256');
+  const apps = path.join(__dirname, '..', '..', '..');
+  for (const app of readdirSync(apps).sort()) {
+    const dir = path.join(apps, app, 'src', 'migrations');
+    let files: string[];
+    try {
+      files = readdirSync(dir).sort();
+    } catch {
+      continue; // an app without a database
+    }
+    for (const file of files) hash.update(`${app}/${file}\0`).update(readFileSync(path.join(dir, file)));
+  }
+  return `${TEMPLATE_PREFIX}${hash.digest('hex').slice(0, 16)}`;
+}
 
 const exists = async (admin: Client, name: string) =>
   ((await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount ?? 0) > 0;

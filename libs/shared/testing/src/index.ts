@@ -13,5 +13,4 @@ export * from './factories';
 export * from './license-blobs';
 export * from './sql';
 export * from './processes';
-export * from './template-database';
 export * from './tcp-proxy';
