@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { EVENT_TYPES } from '@licensing/contracts';
-import { waitFor } from '@licensing/shared/testing';
+import { sql, waitFor } from '@licensing/shared/testing';
 import { createLicense, expireLicenseInDatabase, productWithKeyPair, uniqueCode } from './support/fixtures';
 import { TestOrganization, TestStack, startStack } from './support/stack';
 import { WebhookReceiver, validSignatures } from './support/webhook-receiver';
@@ -269,6 +269,39 @@ describe('webhooks', () => {
       expect(one.body).toEqual({ ...delivery, payload: flaky.received[2]!.body });
       expect(JSON.stringify(one.body.payload)).toBe(flaky.received[2]!.raw);
       expect((await org.api.get(`/api/v1/webhook-deliveries/${randomUUID()}`)).status).toBe(404);
+    });
+
+    it('never sends an endpoint an event that occurred before the endpoint existed', async () => {
+      // A fan-out that lags behind (a busy or restarted webhook service) reads an event after an
+      // endpoint was created: the endpoint's creation time says it must not receive it. Moving
+      // the creation time an hour ahead makes every event from now on such an event.
+      const late = await receiver();
+      const webhook = await subscribe(org, late.url, ['product.created']);
+      const moveCreation = (interval: string) =>
+        sql(`UPDATE webhook.endpoints SET created_at = created_at + $2::interval WHERE id = $1`, [
+          webhook.id,
+          interval,
+        ]);
+      await moveCreation('1 hour');
+      const before = await org.api.post('/api/v1/products', { name: 'Before', code: uniqueCode() });
+      expect(before.status).toBe(201);
+      await moveCreation('-2 hours');
+      const after = await org.api.post('/api/v1/products', { name: 'After', code: uniqueCode() });
+      expect(after.status).toBe(201);
+
+      // The events are fanned out in order: once the later one is delivered, the earlier one was
+      // passed over.
+      const log = await waitFor(
+        async () => {
+          const deliveries = await deliveriesOf(webhook.id);
+          return deliveries[0]?.status === 'delivered' && deliveries;
+        },
+        { what: 'the later event delivered' },
+      );
+      expect(log.map((delivery) => [delivery.event_type, delivery.status])).toEqual([
+        ['product.created', 'delivered'],
+      ]);
+      expect(late.received.map((hook) => hook.body.data.id)).toEqual([after.body.id]);
     });
 
     it('fails a delivery after its last attempt, shows why in the log, and redelivers it on request', async () => {

@@ -73,7 +73,7 @@ export class DeliveriesRepository {
   /** The enabled endpoints of some organizations ($1, uuid[]): read for every batch of events. */
   private readonly enabledEndpoints: (
     values: unknown[],
-  ) => Promise<Array<{ id: string; org_id: string; events: string[] }>>;
+  ) => Promise<Array<{ id: string; org_id: string; events: string[]; created_at: Date }>>;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.deliveries = tableOf(dataSource, DeliveryEntity);
@@ -82,13 +82,14 @@ export class DeliveriesRepository {
     this.enabledEndpoints = preparedStatement(
       dataSource,
       'webhook-enabled-endpoints',
-      `SELECT id, org_id, events FROM ${this.endpoints} WHERE enabled AND org_id = ANY($1::uuid[])`,
+      `SELECT id, org_id, events, created_at FROM ${this.endpoints} WHERE enabled AND org_id = ANY($1::uuid[])`,
     );
   }
 
   /**
    * Writes one delivery per (event, enabled endpoint of its organization that subscribes to its
-   * type), and the events that have any, in one transaction. Idempotent: an event already fanned
+   * type), and the events that have any, in one transaction. An endpoint receives only events that
+   * occurred once it existed: a fan-out that lags does not send a new endpoint older events. Idempotent: an event already fanned
    * out (a redelivered stream message) adds nothing. Answers how many deliveries are new. The
    * endpoints are read before the transaction (a read inside it would see no more, at READ
    * COMMITTED), so a batch nobody receives, the usual one, costs that one statement.
@@ -109,8 +110,12 @@ export class DeliveriesRepository {
     }> = [];
     const kept: WebhookEvent[] = [];
     for (const event of events) {
+      const occurredAt = Date.parse(event.occurred_at);
       const receivers = endpoints.filter(
-        (endpoint) => endpoint.org_id === event.org_id && matches(endpoint.events, event.type),
+        (endpoint) =>
+          endpoint.org_id === event.org_id &&
+          endpoint.created_at.getTime() <= occurredAt &&
+          matches(endpoint.events, event.type),
       );
       if (receivers.length === 0) continue;
       kept.push(event);
