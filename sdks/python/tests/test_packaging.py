@@ -28,6 +28,7 @@ MODULES = {
     "_relay",
     "_results",
     "_revocation",
+    "_shared",
     "_store",
     "_text",
     "_time",

@@ -7,19 +7,15 @@ key), and its seat's calls with the machine token that activate() got.
 """
 
 import json
-import logging
 import math
 import random
-import secrets
 import ssl
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
-from urllib.parse import quote
 
-from ._answer import verify_signed_answer
 from ._errors import InvalidOptionError
-from ._http import ExchangeFailure, ExchangeTimeout, HttpAnswer, exchange
+from ._http import HttpAnswer
 from ._keys import KeyInput, PublicKey, import_public_keys
 from ._license import decode_license, verify_license
 from ._machine import time_ordered_uuid
@@ -36,10 +32,18 @@ from ._online import (
     StoredActivation,
     status_of_code,
 )
-from ._text import INVALID, parse_json, utf8
+from ._shared import (
+    Heartbeat,
+    check_signature,
+    heartbeat_delay,
+    json_object,
+    new_nonce,
+    refusal,
+    segment,
+    send,
+)
+from ._text import parse_json
 from ._time import iso_from_seconds, parse_date_ms
-
-_log = logging.getLogger("licensing_verifier")
 
 _DAY_SECONDS = 86_400
 # A Retry-After longer than this is cut to it: an application should not stall for minutes.
@@ -177,9 +181,9 @@ class LicenseClient:
         self._state_loaded = False
         self._activation: Optional[Activation] = None
         self._activation_loaded = False
-        self._heartbeat_thread: Optional[threading.Thread] = None
-        self._heartbeat_stop: Optional[threading.Event] = None
-        self._heartbeat_error: Optional[LicenseClientError] = None
+        self._heartbeat = Heartbeat(
+            "licensing", self.heartbeat, self._heartbeat_delay, lambda: self.on_heartbeat_error
+        )
 
     def __repr__(self) -> str:
         return "LicenseClient(base_url=%r, license_key=%r, fingerprint=%r)" % (
@@ -322,7 +326,7 @@ class LicenseClient:
         """Keeps the seat: one heartbeat now. It loads a stored seat first, after a restart."""
         self._load_activation()
         seat = self._require_activation()
-        answer = self._as_machine("POST", "/v1/activations/%s/heartbeat" % _segment(seat.id))
+        answer = self._as_machine("POST", "/v1/activations/%s/heartbeat" % segment(seat.id))
         activation = Activation.from_dict(answer)
         if activation is None:
             raise _invalid_answer("heartbeat answered no activation")
@@ -342,43 +346,27 @@ class LicenseClient:
         """
         self._load_activation()
         self._require_activation()
-        self.stop_heartbeat()
-        stop = threading.Event()
-        thread = threading.Thread(
-            target=self._heartbeat_loop, args=(stop,), name="licensing-heartbeat", daemon=True
-        )
-        with self._lock:
-            self._heartbeat_stop = stop
-            self._heartbeat_thread = thread
-        thread.start()
+        self._heartbeat.start()
 
     def stop_heartbeat(self) -> None:
         """Stops the heartbeat thread. A beat under way ends first: none starts after this returns."""
-        with self._lock:
-            stop, thread = self._heartbeat_stop, self._heartbeat_thread
-            self._heartbeat_stop = self._heartbeat_thread = None
-        if stop is not None:
-            stop.set()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
+        self._heartbeat.stop()
 
     @property
     def heartbeat_running(self) -> bool:
-        with self._lock:
-            return self._heartbeat_thread is not None and self._heartbeat_thread.is_alive()
+        return self._heartbeat.running
 
     @property
     def heartbeat_error(self) -> Optional[LicenseClientError]:
         """The last failed beat of the heartbeat thread, cleared by the next one that succeeds."""
-        with self._lock:
-            return self._heartbeat_error
+        return self._heartbeat.error
 
     def deactivate(self) -> None:
         """Frees the seat and stops the heartbeat."""
         self.stop_heartbeat()
         self._load_activation()
         seat = self._require_activation()
-        self._as_machine("DELETE", "/v1/activations/%s" % _segment(seat.id))
+        self._as_machine("DELETE", "/v1/activations/%s" % segment(seat.id))
         with self._lock:
             self._activation = None
             self.__machine_token = None
@@ -393,7 +381,7 @@ class LicenseClient:
         check-in is older than that. Answers the license, with its new `last_check_in_at`.
         """
         license_id = self._require_license_id()
-        answer = self._request("POST", "/v1/licenses/%s/check-in" % _segment(license_id))
+        answer = self._request("POST", "/v1/licenses/%s/check-in" % segment(license_id))
         if not isinstance(answer.get("id"), str):
             raise _invalid_answer("check-in answered no license")
         return answer  # type: ignore[return-value]
@@ -412,10 +400,10 @@ class LicenseClient:
         with self._lock:
             seat = self._activation
         if seat is not None:
-            answer = self._as_machine("POST", "/v1/activations/%s/checkout" % _segment(seat.id), body)
+            answer = self._as_machine("POST", "/v1/activations/%s/checkout" % segment(seat.id), body)
         else:
             license_id = self._require_license_id()
-            answer = self._request("POST", "/v1/licenses/%s/checkout" % _segment(license_id), body)
+            answer = self._request("POST", "/v1/licenses/%s/checkout" % segment(license_id), body)
         blob = _member(answer, "license_blob", str)
         issued_at = _member(answer, "issued_at", str)
         expires_at = _member(answer, "expires_at", str)
@@ -553,28 +541,8 @@ class LicenseClient:
     def _heartbeat_delay(self) -> float:
         with self._lock:
             seat = self._activation
-        expires_ms = None if seat is None or seat.expires_at is None else parse_date_ms(seat.expires_at)
-        if expires_ms is None:
-            return self.heartbeat_interval_seconds
-        return max(1.0, min(self.heartbeat_interval_seconds, (expires_ms / 1000 - self._now()) / 2))
-
-    def _heartbeat_loop(self, stop: threading.Event) -> None:
-        while not stop.wait(self._heartbeat_delay()):
-            try:
-                self.heartbeat()
-            except Exception as error:  # noqa: BLE001 - the thread must outlive any failure
-                failure = error if isinstance(error, LicenseClientError) else _as_client_error(error)
-                with self._lock:
-                    self._heartbeat_error = failure
-                _log.warning("licensing heartbeat failed: %s (%s)", failure.message, failure.code)
-                if self.on_heartbeat_error is not None:
-                    try:
-                        self.on_heartbeat_error(failure)
-                    except Exception:  # noqa: BLE001
-                        _log.exception("on_heartbeat_error raised")
-            else:
-                with self._lock:
-                    self._heartbeat_error = None
+        expires_at = None if seat is None else seat.expires_at
+        return heartbeat_delay(expires_at, self._now(), self.heartbeat_interval_seconds, floor=1.0)
 
     # Requests.
 
@@ -623,8 +591,8 @@ class LicenseClient:
                 if 200 <= answer.status < 300:
                     if nonce is not None:
                         self._check_signature(answer, nonce)
-                    return _json_object(answer)
-                failure = _problem(answer)
+                    return json_object(answer)
+                failure = refusal(answer, read_title=True)
                 retry_after = _retry_after(answer.headers.get("retry-after"))
             except LicenseClientError as error:
                 failure = error
@@ -647,38 +615,21 @@ class LicenseClient:
         if data is not None:
             headers["Content-Type"] = "application/json"
         # A fresh nonce for every attempt: an answer to another request, or a replayed one, fails.
-        nonce = secrets.token_urlsafe(18) if signed and self._response_keys is not None else None
+        nonce = new_nonce() if signed and self._response_keys is not None else None
         if nonce is not None:
             headers["Licensing-Nonce"] = nonce
-        try:
-            answer = exchange(
-                method, self.base_url + path, headers, data, self.timeout_seconds, self._ssl_context
-            )
-        except ExchangeTimeout:
-            raise LicenseClientError("timeout", "no answer within %g s" % self.timeout_seconds, 0) from None
-        except ExchangeFailure as error:
-            raise LicenseClientError(
-                "network", "the licensing service is unreachable: %s" % error, 0
-            ) from None
+        url = self.base_url + path
+        answer = send(
+            method, url, headers, data, self.timeout_seconds, "licensing service", self._ssl_context
+        )
         return answer, nonce
 
     def _check_signature(self, answer: HttpAnswer, nonce: str) -> None:
         assert self._response_keys is not None
-        check = verify_signed_answer(
-            answer.body,
-            answer.headers.get("licensing-signature"),
-            self._response_keys,
-            nonce=nonce,
-            now=self._now(),
-            clock_tolerance_seconds=self.clock_tolerance_seconds,
+        failure = "the answer's signature does not hold"
+        check_signature(
+            answer, nonce, self._response_keys, self._now(), failure, self.clock_tolerance_seconds
         )
-        if not check.valid:
-            raise LicenseClientError(
-                "unverified_answer",
-                "the answer's signature does not hold (%s): it counts as no answer" % ", ".join(check.codes),
-                answer.status,
-                check.codes,
-            )
 
 
 def _is_text(value: Any) -> bool:
@@ -706,10 +657,6 @@ def _json_key_set(keys: Any) -> Any:
     return keys
 
 
-def _segment(value: str) -> str:
-    return quote(value, safe="")
-
-
 def _optional_text(value: Any) -> Optional[str]:
     return value if isinstance(value, str) else None
 
@@ -725,30 +672,6 @@ def _invalid_answer(message: str) -> LicenseClientError:
     return LicenseClientError("invalid_answer", message, 200)
 
 
-def _json_object(answer: HttpAnswer) -> Dict[str, Any]:
-    if not answer.body.strip():
-        return {}
-    text = utf8(answer.body)
-    value = INVALID if text is None else parse_json(text)
-    if not isinstance(value, dict):
-        raise LicenseClientError("invalid_answer", "the answer is not a JSON object", answer.status)
-    return value
-
-
-def _problem(answer: HttpAnswer) -> LicenseClientError:
-    """The service's refusal: its problem `code` and `detail`."""
-    text = utf8(answer.body)
-    parsed = INVALID if text is None else parse_json(text)
-    problem = parsed if isinstance(parsed, dict) else {}
-    code = problem.get("code")
-    message = problem.get("detail") if isinstance(problem.get("detail"), str) else problem.get("title")
-    return LicenseClientError(
-        code if isinstance(code, str) else "http_%d" % answer.status,
-        message if isinstance(message, str) else "HTTP %d" % answer.status,
-        answer.status,
-    )
-
-
 def _retry_after(header: Optional[str]) -> Optional[float]:
     """Retry-After in seconds (the form the platform sends); None when absent or unreadable."""
     if header is None or not header.strip():
@@ -760,10 +683,3 @@ def _retry_after(header: Optional[str]) -> Optional[float]:
     if not math.isfinite(seconds) or seconds < 0:
         return None
     return min(seconds, _MAX_RETRY_AFTER_SECONDS)
-
-
-def _as_client_error(error: BaseException) -> LicenseClientError:
-    text = str(error)
-    return LicenseClientError(
-        "network", "%s: %s" % (type(error).__name__, text) if text else type(error).__name__, 0
-    )

@@ -93,11 +93,12 @@ def exchange(
     except socket.timeout:
         raise ExchangeTimeout() from None
     except (OSError, http.client.HTTPException) as error:
-        raise ExchangeFailure(_describe(error)) from error
+        raise ExchangeFailure(describe(error)) from error
     finally:
         connection.close()
 
 
-def _describe(error: BaseException) -> str:
+def describe(error: BaseException) -> str:
+    """The error's type, and its text if it has one."""
     text = str(error)
     return "%s: %s" % (type(error).__name__, text) if text else type(error).__name__

@@ -8,24 +8,29 @@ of the relay key that file names, over this request's fresh nonce.
 """
 
 import json
-import logging
-import secrets
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple
-from urllib.parse import quote
 
-from ._answer import verify_signed_answer
 from ._errors import InvalidOptionError
-from ._http import ExchangeFailure, ExchangeTimeout, HttpAnswer, exchange
+from ._http import HttpAnswer
 from ._keys import KeyInput
 from ._license import VerifiedLicense, verify_license
 from ._online import LicenseClientError, LicenseState
-from ._text import INVALID, from_base64, json_object_of, parse_json, utf8
+from ._shared import (
+    Heartbeat,
+    check_signature,
+    heartbeat_delay,
+    json_object,
+    json_of,
+    new_nonce,
+    refusal,
+    segment,
+    send,
+)
+from ._text import from_base64, json_object_of, utf8
 from ._time import iso_from_seconds, parse_date_ms
-
-_log = logging.getLogger("licensing_verifier")
 
 
 @dataclass(frozen=True)
@@ -102,9 +107,9 @@ class RelayClient:
         self._lock = threading.RLock()
         self._relay_key: Optional[str] = None
         self._lease: Optional[RelayLease] = None
-        self._heartbeat_error: Optional[LicenseClientError] = None
-        self._heartbeat_stop: Optional[threading.Event] = None
-        self._heartbeat_thread: Optional[threading.Thread] = None
+        self._heartbeat = Heartbeat(
+            "relay", self._beat, self._heartbeat_delay, lambda: self.on_heartbeat_error
+        )
 
     def __repr__(self) -> str:
         return "RelayClient(relay_url=%r, fingerprint=%r)" % (self.relay_url, self.fingerprint)
@@ -123,10 +128,9 @@ class RelayClient:
         Raises `relay_file_invalid`, `product_mismatch` or `relay_file_expired` for a file that
         does not hold, `unverified_answer` for a status the relay that file names did not sign.
         """
-        nonce = _nonce()
+        nonce = new_nonce()
         answer = self._send("GET", "/v1/status", None, nonce)
-        text = utf8(answer.body)
-        body = INVALID if text is None else parse_json(text)
+        body = json_of(answer.body)
         file = body.get("relay_file") if isinstance(body, dict) else None
         if not isinstance(body, dict) or not isinstance(file, str):
             raise LicenseClientError("relay_file_invalid", "the status carries no relay file", 0)
@@ -191,7 +195,7 @@ class RelayClient:
         """Renews the lease now."""
         lease_id = self._require_lease().id
         try:
-            lease = _lease_of(self._call("POST", "/v1/leases/%s/heartbeat" % quote(lease_id, safe="")))
+            lease = _lease_of(self._call("POST", "/v1/leases/%s/heartbeat" % segment(lease_id)))
         except LicenseClientError as error:
             # The relay no longer knows the lease (it lapsed, or a revocation ended it).
             if error.code == "not_found":
@@ -211,36 +215,22 @@ class RelayClient:
         A failed beat is kept in `heartbeat_error` and passed to `on_heartbeat_error`.
         """
         self._require_lease()
-        self.stop_heartbeat()
-        stop = threading.Event()
-        thread = threading.Thread(
-            target=self._heartbeat_loop, args=(stop,), name="relay-heartbeat", daemon=True
-        )
-        with self._lock:
-            self._heartbeat_stop, self._heartbeat_thread = stop, thread
-        thread.start()
+        self._heartbeat.start()
 
     def stop_heartbeat(self) -> None:
         """Stops the heartbeat thread. A beat under way ends first."""
-        with self._lock:
-            stop, thread = self._heartbeat_stop, self._heartbeat_thread
-            self._heartbeat_stop = self._heartbeat_thread = None
-        if stop is not None:
-            stop.set()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
+        self._heartbeat.stop()
 
     @property
     def heartbeat_error(self) -> Optional[LicenseClientError]:
         """The last failed beat of the heartbeat thread, cleared by the next one that succeeds."""
-        with self._lock:
-            return self._heartbeat_error
+        return self._heartbeat.error
 
     def deactivate(self) -> None:
         """Releases the seat and stops the heartbeat."""
         self.stop_heartbeat()
         lease_id = self._require_lease().id
-        self._call("DELETE", "/v1/leases/%s" % quote(lease_id, safe=""))
+        self._call("DELETE", "/v1/leases/%s" % segment(lease_id))
         with self._lock:
             self._lease = None
 
@@ -300,29 +290,15 @@ class RelayClient:
 
     def _heartbeat_delay(self) -> float:
         lease = self.lease
-        expires_ms = None if lease is None else parse_date_ms(lease.expires_at)
-        if expires_ms is None:
-            return self.heartbeat_interval_seconds
-        return max(0.5, min(self.heartbeat_interval_seconds, (expires_ms / 1000 - self._now()) / 2))
+        expires_at = None if lease is None else lease.expires_at
+        return heartbeat_delay(expires_at, self._now(), self.heartbeat_interval_seconds, floor=0.5)
 
-    def _heartbeat_loop(self, stop: threading.Event) -> None:
-        while not stop.wait(self._heartbeat_delay()):
-            if self.lease is None:
-                return
-            try:
-                self.heartbeat()
-            except LicenseClientError as failure:
-                with self._lock:
-                    self._heartbeat_error = failure
-                _log.warning("relay heartbeat failed: %s (%s)", failure.message, failure.code)
-                if self.on_heartbeat_error is not None:
-                    try:
-                        self.on_heartbeat_error(failure)
-                    except Exception:  # noqa: BLE001
-                        _log.exception("on_heartbeat_error raised")
-            else:
-                with self._lock:
-                    self._heartbeat_error = None
+    def _beat(self) -> bool:
+        """One beat of the thread. Without a lease it returns False, and the thread ends."""
+        if self.lease is None:
+            return False
+        self.heartbeat()
+        return True
 
     def _call(self, method: str, path: str, body: Any = None) -> Dict[str, Any]:
         """A lease call: the relay proven first (once), the answer's signature checked."""
@@ -333,29 +309,14 @@ class RelayClient:
             with self._lock:
                 relay_key = self._relay_key
         assert relay_key is not None
-        nonce = _nonce()
+        nonce = new_nonce()
         answer = self._send(method, path, body, nonce)
         self._check_signature(answer, nonce, relay_key)
-        if not answer.body.strip():
-            return {}
-        text = utf8(answer.body)
-        value = INVALID if text is None else parse_json(text)
-        if not isinstance(value, dict):
-            raise LicenseClientError("invalid_answer", "the answer is not a JSON object", answer.status)
-        return value
+        return json_object(answer)
 
     def _check_signature(self, answer: HttpAnswer, nonce: str, relay_key: str) -> None:
-        check = verify_signed_answer(
-            answer.body, answer.headers.get("licensing-signature"), relay_key, nonce=nonce, now=self._now()
-        )
-        if not check.valid:
-            raise LicenseClientError(
-                "unverified_answer",
-                "the answer is not signed by the relay for this request (%s): it counts as no answer"
-                % ", ".join(check.codes),
-                answer.status,
-                check.codes,
-            )
+        failure = "the answer is not signed by the relay for this request"
+        check_signature(answer, nonce, relay_key, self._now(), failure)
 
     def _send(self, method: str, path: str, body: Any, nonce: str) -> HttpAnswer:
         """One request; the answer of a 2xx, the relay's problem raised otherwise."""
@@ -364,28 +325,11 @@ class RelayClient:
         if body is not None:
             headers["Content-Type"] = "application/json"
             data = json.dumps(body).encode("utf-8")
-        try:
-            answer = exchange(method, self.relay_url + path, headers, data, self.timeout_seconds)
-        except ExchangeTimeout:
-            raise LicenseClientError("timeout", "no answer within %g s" % self.timeout_seconds, 0) from None
-        except ExchangeFailure as error:
-            raise LicenseClientError("network", "the relay is unreachable: %s" % error, 0) from None
+        answer = send(method, self.relay_url + path, headers, data, self.timeout_seconds, "relay")
         if 200 <= answer.status < 300:
             return answer
         # Problems are not signed: they can only refuse, never grant.
-        text = utf8(answer.body)
-        parsed = INVALID if text is None else parse_json(text)
-        problem = parsed if isinstance(parsed, dict) else {}
-        code, detail = problem.get("code"), problem.get("detail")
-        raise LicenseClientError(
-            code if isinstance(code, str) else "http_%d" % answer.status,
-            detail if isinstance(detail, str) else "HTTP %d" % answer.status,
-            answer.status,
-        )
-
-
-def _nonce() -> str:
-    return secrets.token_urlsafe(18)
+        raise refusal(answer, read_title=False)
 
 
 def _relay_key_of(file: str) -> Optional[str]:
