@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	mathrand "math/rand"
 	"net/http"
@@ -260,14 +259,13 @@ var ErrNoFingerprint = errors.New("licensing: this call needs ClientOptions.Fing
 // Client is the online client. It is safe for concurrent use.
 type Client struct {
 	options    ClientOptions
-	baseURL    string
+	transport  transport
+	heartbeat  heartbeat
 	credential string
-	timeout    time.Duration
 	retries    int
 	retryDelay time.Duration
 	grace      time.Duration
 	interval   time.Duration
-	http       *http.Client
 	now        func() time.Time
 
 	mu               sync.Mutex
@@ -277,11 +275,6 @@ type Client struct {
 	activationLoaded bool
 	machineToken     string
 	licenseID        string
-	heartbeatErr     error
-	// heartbeatMu makes one StartHeartbeat or StopHeartbeat run at a time.
-	heartbeatMu   sync.Mutex
-	stopHeartbeat context.CancelFunc
-	heartbeatDone chan struct{}
 }
 
 // NewClient checks the options and makes a client.
@@ -290,19 +283,23 @@ func NewClient(options ClientOptions) (*Client, error) {
 		return nil, fmt.Errorf("%w: a client needs BaseURL, LicenseKey, and either LicenseToken or APIKey (not both)", ErrInvalidOptions)
 	}
 	c := &Client{
-		options:    options,
-		baseURL:    strings.TrimRight(options.BaseURL, "/"),
+		options: options,
+		transport: transport{
+			http:          options.HTTPClient,
+			baseURL:       strings.TrimRight(options.BaseURL, "/"),
+			timeout:       DefaultTimeout,
+			name:          "the licensing service",
+			contextErrors: true,
+		},
 		credential: options.LicenseToken + options.APIKey,
-		timeout:    DefaultTimeout,
 		retries:    DefaultRetries,
 		retryDelay: DefaultRetryDelay,
 		grace:      DefaultOfflineGracePeriod,
 		interval:   DefaultHeartbeatInterval,
-		http:       options.HTTPClient,
 		now:        options.Now,
 	}
 	if options.Timeout > 0 {
-		c.timeout = options.Timeout
+		c.transport.timeout = options.Timeout
 	}
 	if options.Retries != nil {
 		if *options.Retries < 0 {
@@ -319,8 +316,8 @@ func NewClient(options ClientOptions) (*Client, error) {
 	if options.HeartbeatInterval > 0 {
 		c.interval = options.HeartbeatInterval
 	}
-	if c.http == nil {
-		c.http = &http.Client{}
+	if c.transport.http == nil {
+		c.transport.http = &http.Client{}
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -488,63 +485,19 @@ func (c *Client) StartHeartbeat(ctx context.Context, onError func(error)) error 
 	if _, err := c.activationID(); err != nil {
 		return err
 	}
-	c.heartbeatMu.Lock()
-	defer c.heartbeatMu.Unlock()
-	c.stopHeartbeatLocked()
-	beatCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	c.mu.Lock()
-	c.stopHeartbeat, c.heartbeatDone = cancel, done
-	c.mu.Unlock()
-	go func() {
-		defer close(done)
-		for {
-			timer := time.NewTimer(c.heartbeatDelay())
-			select {
-			case <-beatCtx.Done():
-				timer.Stop()
-				return
-			case <-timer.C:
-			}
-			_, err := c.Heartbeat(beatCtx)
-			if beatCtx.Err() != nil {
-				return
-			}
-			c.mu.Lock()
-			c.heartbeatErr = err
-			c.mu.Unlock()
-			if err != nil && onError != nil {
-				onError(err)
-			}
-		}
-	}()
+	beat := func(ctx context.Context) error {
+		_, err := c.Heartbeat(ctx)
+		return err
+	}
+	c.heartbeat.start(ctx, c.heartbeatDelay, beat, onError)
 	return nil
 }
 
 // StopHeartbeat stops the heartbeat goroutine and waits for it to end.
-func (c *Client) StopHeartbeat() {
-	c.heartbeatMu.Lock()
-	defer c.heartbeatMu.Unlock()
-	c.stopHeartbeatLocked()
-}
-
-func (c *Client) stopHeartbeatLocked() {
-	c.mu.Lock()
-	cancel, done := c.stopHeartbeat, c.heartbeatDone
-	c.stopHeartbeat, c.heartbeatDone = nil, nil
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
+func (c *Client) StopHeartbeat() { c.heartbeat.stop() }
 
 // HeartbeatError is the last failed background heartbeat, cleared by the next successful one.
-func (c *Client) HeartbeatError() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.heartbeatErr
-}
+func (c *Client) HeartbeatError() error { return c.heartbeat.lastError() }
 
 // Deactivate frees the seat and stops the heartbeat.
 func (c *Client) Deactivate(ctx context.Context) error {
@@ -623,11 +576,7 @@ func (c *Client) Checkout(ctx context.Context, options CheckoutOptions) (Checkou
 	}
 	result.Verification = &verdict
 	if !verdict.Valid {
-		codes := make([]string, len(verdict.Errors))
-		for i, e := range verdict.Errors {
-			codes[i] = string(e.Code)
-		}
-		return result, &ClientError{Code: "checkout_invalid", Message: "the checked-out file does not verify: " + strings.Join(codes, ", "), Status: 200}
+		return result, &ClientError{Code: "checkout_invalid", Message: "the checked-out file does not verify: " + joinCodes(verdict.Errors), Status: 200}
 	}
 	return result, nil
 }
@@ -701,27 +650,13 @@ func (c *Client) licenseIDOf(ctx context.Context) (string, error) {
 }
 
 func (c *Client) heartbeatDelay() time.Duration {
+	expiresAt := ""
 	c.mu.Lock()
-	var expiresAt *string
-	if c.activation != nil {
-		expiresAt = c.activation.ExpiresAt
+	if c.activation != nil && c.activation.ExpiresAt != nil {
+		expiresAt = *c.activation.ExpiresAt
 	}
 	c.mu.Unlock()
-	if expiresAt == nil {
-		return c.interval
-	}
-	at, err := time.Parse(time.RFC3339Nano, *expiresAt)
-	if err != nil {
-		return c.interval
-	}
-	delay := at.Sub(c.now()) / 2
-	if delay > c.interval {
-		delay = c.interval
-	}
-	if delay < time.Second {
-		delay = time.Second
-	}
-	return delay
+	return heartbeatDelay(expiresAt, c.now(), c.interval, time.Second)
 }
 
 // answered turns an answer into the new state, and an outage into the last-known state.
@@ -925,101 +860,50 @@ func (c *Client) request(ctx context.Context, method, path string, body any, cre
 
 // attempt sends one request; retryAfter is negative when the answer named no Retry-After.
 func (c *Client) attempt(ctx context.Context, method, path string, payload []byte, credential string, signed bool, out any) (failure *ClientError, retryAfter time.Duration) {
-	retryAfter = -1
-	attemptCtx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	var reader io.Reader
-	if payload != nil {
-		reader = bytes.NewReader(payload)
-	}
-	req, err := http.NewRequestWithContext(attemptCtx, method, c.baseURL+path, reader)
-	if err != nil {
-		return &ClientError{Code: "network", Message: err.Error(), Err: err}, retryAfter
-	}
-	req.Header.Set("Authorization", "Bearer "+credential)
-	req.Header.Set("Accept", "application/json")
-	if payload != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
 	nonce := ""
 	if signed && c.options.ResponseKeys != nil {
+		var err error
 		if nonce, err = newNonce(); err != nil {
-			return &ClientError{Code: "network", Message: err.Error(), Err: err}, retryAfter
+			return &ClientError{Code: "network", Message: err.Error(), Err: err}, -1
 		}
-		req.Header.Set("Licensing-Nonce", nonce)
 	}
-	response, err := c.http.Do(req)
+	answer, err := c.transport.send(ctx, method, path, payload, credential, nonce)
 	if err != nil {
-		return c.sendFailure(ctx, attemptCtx, err), retryAfter
-	}
-	defer response.Body.Close()
-	text, err := io.ReadAll(response.Body)
-	if err != nil {
-		return c.sendFailure(ctx, attemptCtx, err), retryAfter
-	}
-	if response.StatusCode >= 200 && response.StatusCode < 300 {
-		if nonce != "" {
-			verdict, err := VerifySignedAnswer(SignedAnswer{Body: text, Signature: response.Header.Get("Licensing-Signature"), Nonce: nonce}, c.options.ResponseKeys, SignedAnswerOptions{Now: c.now()})
-			if err != nil {
-				return &ClientError{Code: string(CodeSignatureInvalid), Message: err.Error(), Status: response.StatusCode, Err: err}, retryAfter
-			}
-			if !verdict.Valid {
-				first := verdict.Errors[0]
-				return &ClientError{Code: string(first.Code), Message: first.Message, Status: response.StatusCode, Err: first}, retryAfter
-			}
+		if !errors.As(err, &failure) {
+			return &ClientError{Code: "network", Message: err.Error(), Err: err}, -1
 		}
-		if out != nil && len(bytes.TrimSpace(text)) > 0 {
-			if err := json.Unmarshal(text, out); err != nil {
-				return &ClientError{Code: "invalid_answer", Message: "the answer is not the JSON expected: " + err.Error(), Status: response.StatusCode, Err: err}, retryAfter
-			}
+		return failure, retryAfterOf(answer.header)
+	}
+	if nonce != "" {
+		verdict, err := VerifySignedAnswer(SignedAnswer{Body: answer.body, Signature: answer.header.Get("Licensing-Signature"), Nonce: nonce}, c.options.ResponseKeys, SignedAnswerOptions{Now: c.now()})
+		if err != nil {
+			return &ClientError{Code: string(CodeSignatureInvalid), Message: err.Error(), Status: answer.status, Err: err}, -1
 		}
-		return nil, retryAfter
-	}
-	var problem struct {
-		Code   string `json:"code"`
-		Detail string `json:"detail"`
-		Title  string `json:"title"`
-	}
-	_ = json.Unmarshal(text, &problem)
-	failure = &ClientError{Code: problem.Code, Message: problem.Detail, Status: response.StatusCode}
-	if failure.Code == "" {
-		failure.Code = "http_" + strconv.Itoa(response.StatusCode)
-	}
-	if failure.Message == "" {
-		failure.Message = problem.Title
-	}
-	if failure.Message == "" {
-		failure.Message = "HTTP " + strconv.Itoa(response.StatusCode)
-	}
-	// Seconds, the form the platform sends. Absent or unreadable: the backoff decides.
-	if header := strings.TrimSpace(response.Header.Get("Retry-After")); header != "" {
-		if seconds, err := strconv.ParseFloat(header, 64); err == nil && seconds >= 0 && !math.IsInf(seconds, 0) {
-			retryAfter = time.Duration(seconds * float64(time.Second))
-			if retryAfter > maxRetryAfter {
-				retryAfter = maxRetryAfter
-			}
+		if !verdict.Valid {
+			first := verdict.Errors[0]
+			return &ClientError{Code: string(first.Code), Message: first.Message, Status: answer.status, Err: first}, -1
 		}
 	}
-	return failure, retryAfter
+	if out != nil && len(bytes.TrimSpace(answer.body)) > 0 {
+		if failure := answer.decode(out); failure != nil {
+			return failure, -1
+		}
+	}
+	return nil, -1
 }
 
-// sendFailure names why no answer came: the caller's context, the attempt's timeout, or the network.
-func (c *Client) sendFailure(ctx, attemptCtx context.Context, err error) *ClientError {
-	if ctx.Err() != nil {
-		return contextFailure(ctx, err)
+// retryAfterOf reads a Retry-After header in seconds, the form the platform sends.
+// It is negative when the header is absent or unreadable: the backoff decides.
+func retryAfterOf(header http.Header) time.Duration {
+	seconds, err := strconv.ParseFloat(strings.TrimSpace(header.Get("Retry-After")), 64)
+	if err != nil || !(seconds >= 0) || math.IsInf(seconds, 0) {
+		return -1
 	}
-	if attemptCtx.Err() != nil {
-		return &ClientError{Code: "timeout", Message: fmt.Sprintf("no answer within %v", c.timeout), Err: err}
+	delay := time.Duration(seconds * float64(time.Second))
+	if delay > maxRetryAfter {
+		delay = maxRetryAfter
 	}
-	return &ClientError{Code: "network", Message: "the licensing service is unreachable: " + err.Error(), Err: err}
-}
-
-// contextFailure is the error of a call whose context ended: a timeout, or a cancel.
-func contextFailure(ctx context.Context, err error) *ClientError {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return &ClientError{Code: "timeout", Message: "the context's deadline passed", Err: ctx.Err()}
-	}
-	return &ClientError{Code: "canceled", Message: "the context was canceled", Err: ctx.Err()}
+	return delay
 }
 
 func statusOfCode(code string) StatusCode {

@@ -7,12 +7,9 @@ package licensing
 // Licensing-Signature of the relay key that file names, over this request's fresh nonce.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -91,17 +88,13 @@ type RelayOptions struct {
 // relay_file_expired, clock_rewound, not_found), relay_file_invalid and product_mismatch,
 // unverified_answer, not_activated, network and timeout.
 type RelayClient struct {
-	options RelayOptions
-	baseURL string
-	http    *http.Client
+	options   RelayOptions
+	transport transport
+	heartbeat heartbeat
 
-	mu           sync.Mutex
-	relayKey     *KeySet
-	lease        *RelayLease
-	heartbeatErr error
-	stopBeat     context.CancelFunc
-	beatDone     chan struct{}
-	heartbeatMu  sync.Mutex
+	mu       sync.Mutex
+	relayKey *KeySet
+	lease    *RelayLease
 }
 
 // NewRelayClient checks the options.
@@ -122,7 +115,13 @@ func NewRelayClient(options RelayOptions) (*RelayClient, error) {
 	if client == nil {
 		client = &http.Client{}
 	}
-	return &RelayClient{options: options, baseURL: strings.TrimRight(options.RelayURL, "/"), http: client}, nil
+	return &RelayClient{options: options, transport: transport{
+		http:    client,
+		baseURL: strings.TrimRight(options.RelayURL, "/"),
+		timeout: options.Timeout,
+		name:    "the relay",
+		limit:   4 << 20,
+	}}, nil
 }
 
 // Status is the relay's status, its relay file verified with the product key.
@@ -134,7 +133,7 @@ func (c *RelayClient) Status(ctx context.Context) (RelayStatus, error) {
 	if err != nil {
 		return status, err
 	}
-	answer, err := c.send(ctx, http.MethodGet, "/v1/status", nil, nonce)
+	answer, err := c.transport.send(ctx, http.MethodGet, "/v1/status", nil, "", nonce)
 	if err != nil {
 		return status, err
 	}
@@ -145,10 +144,8 @@ func (c *RelayClient) Status(ctx context.Context) (RelayStatus, error) {
 	if err != nil {
 		return status, err
 	}
-	codes := make([]string, 0, len(verdict.Errors))
 	onlyExpiry := len(verdict.Errors) > 0
 	for _, e := range verdict.Errors {
-		codes = append(codes, string(e.Code))
 		if e.Code != CodeExpired && e.Code != CodeFileExpired {
 			onlyExpiry = false
 		}
@@ -161,7 +158,7 @@ func (c *RelayClient) Status(ctx context.Context) (RelayStatus, error) {
 	}
 	relayKey := relayKeyOf(status.RelayFile)
 	if !verdict.Valid || verdict.License == nil || relayKey == nil {
-		detail := strings.Join(codes, ", ")
+		detail := joinCodes(verdict.Errors)
 		if detail == "" {
 			detail = "no relay claim"
 		}
@@ -225,63 +222,19 @@ func (c *RelayClient) StartHeartbeat(ctx context.Context, onError func(error)) e
 	if _, err := c.requireLease(); err != nil {
 		return err
 	}
-	c.heartbeatMu.Lock()
-	defer c.heartbeatMu.Unlock()
-	c.stopHeartbeatLocked()
-	beatCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	c.mu.Lock()
-	c.stopBeat, c.beatDone = cancel, done
-	c.mu.Unlock()
-	go func() {
-		defer close(done)
-		for {
-			timer := time.NewTimer(c.heartbeatDelay())
-			select {
-			case <-beatCtx.Done():
-				timer.Stop()
-				return
-			case <-timer.C:
-			}
-			_, err := c.Heartbeat(beatCtx)
-			if beatCtx.Err() != nil {
-				return
-			}
-			c.mu.Lock()
-			c.heartbeatErr = err
-			c.mu.Unlock()
-			if err != nil && onError != nil {
-				onError(err)
-			}
-		}
-	}()
+	beat := func(ctx context.Context) error {
+		_, err := c.Heartbeat(ctx)
+		return err
+	}
+	c.heartbeat.start(ctx, c.heartbeatDelay, beat, onError)
 	return nil
 }
 
 // StopHeartbeat stops the heartbeat goroutine and waits for it to end.
-func (c *RelayClient) StopHeartbeat() {
-	c.heartbeatMu.Lock()
-	defer c.heartbeatMu.Unlock()
-	c.stopHeartbeatLocked()
-}
-
-func (c *RelayClient) stopHeartbeatLocked() {
-	c.mu.Lock()
-	cancel, done := c.stopBeat, c.beatDone
-	c.stopBeat, c.beatDone = nil, nil
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
+func (c *RelayClient) StopHeartbeat() { c.heartbeat.stop() }
 
 // HeartbeatError is the last failed background heartbeat, cleared by the next successful one.
-func (c *RelayClient) HeartbeatError() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.heartbeatErr
-}
+func (c *RelayClient) HeartbeatError() error { return c.heartbeat.lastError() }
 
 // CurrentLease is the lease this client holds, or nil.
 func (c *RelayClient) CurrentLease() *RelayLease {
@@ -351,7 +304,7 @@ func (c *RelayClient) Validate(ctx context.Context) (LicenseState, error) {
 func (c *RelayClient) state(status StatusCode, offline bool, detail string) LicenseState {
 	state := LicenseState{Valid: status == StatusOK, Status: status, Offline: offline}
 	if !offline {
-		checked := c.options.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+		checked := isoOfMillis(c.options.Now().UnixMilli())
 		state.CheckedAt = &checked
 	}
 	if lease := c.CurrentLease(); status == StatusOK && lease != nil {
@@ -374,22 +327,11 @@ func (c *RelayClient) leaseLives() bool {
 }
 
 func (c *RelayClient) heartbeatDelay() time.Duration {
-	lease := c.CurrentLease()
-	if lease == nil {
-		return c.options.HeartbeatInterval
+	expiresAt := ""
+	if lease := c.CurrentLease(); lease != nil {
+		expiresAt = lease.ExpiresAt
 	}
-	expires, err := time.Parse(time.RFC3339Nano, lease.ExpiresAt)
-	if err != nil {
-		return c.options.HeartbeatInterval
-	}
-	delay := expires.Sub(c.options.Now()) / 2
-	if delay > c.options.HeartbeatInterval {
-		delay = c.options.HeartbeatInterval
-	}
-	if delay < 500*time.Millisecond {
-		delay = 500 * time.Millisecond
-	}
-	return delay
+	return heartbeatDelay(expiresAt, c.options.Now(), c.options.HeartbeatInterval, 500*time.Millisecond)
 }
 
 func (c *RelayClient) requireLease() (RelayLease, error) {
@@ -414,11 +356,19 @@ func (c *RelayClient) call(ctx context.Context, method, path string, body any, o
 		relayKey = c.relayKey
 		c.mu.Unlock()
 	}
+	var payload []byte
+	if body != nil {
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return err
+		}
+	}
 	nonce, err := newNonce()
 	if err != nil {
 		return err
 	}
-	answer, err := c.send(ctx, method, path, body, nonce)
+	// Problems are not signed: they can only refuse, never grant.
+	answer, err := c.transport.send(ctx, method, path, payload, "", nonce)
 	if err != nil {
 		return err
 	}
@@ -426,83 +376,22 @@ func (c *RelayClient) call(ctx context.Context, method, path string, body any, o
 		return err
 	}
 	if out != nil {
-		if err := json.Unmarshal(answer.body, out); err != nil {
-			return &ClientError{Code: "invalid_answer", Message: "the answer is not the JSON expected: " + err.Error(), Status: answer.status, Err: err}
+		if failure := answer.decode(out); failure != nil {
+			return failure
 		}
 	}
 	return nil
 }
 
-type relayAnswer struct {
-	status    int
-	body      []byte
-	signature string
-}
-
-func (c *RelayClient) checkSignature(answer relayAnswer, nonce string, relayKey *KeySet) error {
-	verdict, err := VerifySignedAnswer(SignedAnswer{Body: answer.body, Signature: answer.signature, Nonce: nonce}, relayKey, SignedAnswerOptions{Now: c.options.Now()})
+func (c *RelayClient) checkSignature(answer reply, nonce string, relayKey *KeySet) error {
+	verdict, err := VerifySignedAnswer(SignedAnswer{Body: answer.body, Signature: answer.header.Get("Licensing-Signature"), Nonce: nonce}, relayKey, SignedAnswerOptions{Now: c.options.Now()})
 	if err != nil {
 		return err
 	}
 	if !verdict.Valid {
-		codes := make([]string, 0, len(verdict.Errors))
-		for _, e := range verdict.Errors {
-			codes = append(codes, string(e.Code))
-		}
-		return &ClientError{Code: UnverifiedAnswer, Message: "the answer is not signed by the relay for this request (" + strings.Join(codes, ", ") + "): it counts as no answer", Status: answer.status}
+		return &ClientError{Code: UnverifiedAnswer, Message: "the answer is not signed by the relay for this request (" + joinCodes(verdict.Errors) + "): it counts as no answer", Status: answer.status}
 	}
 	return nil
-}
-
-// send is one request: the answer of a 2xx, the relay's problem as a *ClientError otherwise.
-func (c *RelayClient) send(ctx context.Context, method, path string, body any, nonce string) (relayAnswer, error) {
-	var payload io.Reader
-	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
-			return relayAnswer{}, err
-		}
-		payload = bytes.NewReader(data)
-	}
-	attemptCtx, cancel := context.WithTimeout(ctx, c.options.Timeout)
-	defer cancel()
-	request, err := http.NewRequestWithContext(attemptCtx, method, c.baseURL+path, payload)
-	if err != nil {
-		return relayAnswer{}, err
-	}
-	request.Header.Set("Accept", "application/json")
-	request.Header.Set("Licensing-Nonce", nonce)
-	if body != nil {
-		request.Header.Set("Content-Type", "application/json")
-	}
-	response, err := c.http.Do(request)
-	if err != nil {
-		if ctx.Err() == nil && attemptCtx.Err() != nil {
-			return relayAnswer{}, &ClientError{Code: "timeout", Message: fmt.Sprintf("no answer within %s", c.options.Timeout), Err: err}
-		}
-		return relayAnswer{}, &ClientError{Code: "network", Message: "the relay is unreachable: " + err.Error(), Err: err}
-	}
-	defer response.Body.Close()
-	text, err := io.ReadAll(io.LimitReader(response.Body, 4<<20))
-	if err != nil {
-		return relayAnswer{}, &ClientError{Code: "network", Message: "the answer was cut: " + err.Error(), Err: err}
-	}
-	if response.StatusCode < 200 || response.StatusCode > 299 {
-		// Problems are not signed: they can only refuse, never grant.
-		var problem struct {
-			Code   string `json:"code"`
-			Detail string `json:"detail"`
-		}
-		_ = json.Unmarshal(text, &problem)
-		if problem.Code == "" {
-			problem.Code = fmt.Sprintf("http_%d", response.StatusCode)
-		}
-		if problem.Detail == "" {
-			problem.Detail = fmt.Sprintf("HTTP %d", response.StatusCode)
-		}
-		return relayAnswer{}, &ClientError{Code: problem.Code, Message: problem.Detail, Status: response.StatusCode}
-	}
-	return relayAnswer{status: response.StatusCode, body: text, signature: response.Header.Get("Licensing-Signature")}, nil
 }
 
 // relayKeyOf is the relay.public_key claim of a relay file, read after it verified.
