@@ -2,6 +2,18 @@
 // checks and sync, over fetch only, with timeouts, retries and a last-known status that carries
 // the application through an outage for a configurable grace period. It authenticates with the
 // license's token (or a client API key), and its seat's calls with the seat's machine token.
+import { Heartbeat } from './heartbeat';
+import {
+  LicenseClientError,
+  asClientError,
+  fetchOf,
+  parseJson,
+  problemOf,
+  send,
+  type Endpoint,
+} from './request';
+
+export { LicenseClientError };
 
 /**
  * How the service last described the license, in one vocabulary (validate's codes, lowercased).
@@ -121,28 +133,6 @@ export interface LicenseClientOptions {
   now?: () => number;
 }
 
-/**
- * A request the service refused (its problem `code` and `detail`), could not be sent (`network`,
- * `timeout`), or a call made before it can be (`not_activated`: a seat call before `activate()`).
- */
-export class LicenseClientError extends Error {
-  override readonly name = 'LicenseClientError';
-  constructor(
-    /** The problem `code`; `network` / `timeout` when the service was not reached; `not_activated`. */
-    readonly code: string,
-    message: string,
-    /** The HTTP status, 0 when there was no response. */
-    readonly status: number,
-  ) {
-    super(message);
-  }
-
-  /** The service was not reached or not able to answer: a retry later may succeed. */
-  get offline(): boolean {
-    return this.code === 'network' || this.code === 'timeout' || this.status === 429 || this.status >= 500;
-  }
-}
-
 const DAY_MS = 86_400_000;
 const MAX_RETRY_AFTER_MS = 30_000;
 
@@ -154,8 +144,7 @@ export class LicenseClient {
     >
   > &
     LicenseClientOptions;
-  private readonly baseUrl: string;
-  private readonly fetch: typeof fetch;
+  private readonly endpoint: Endpoint;
   private readonly now: () => number;
   private state: LicenseState | undefined;
   private loaded = false;
@@ -165,8 +154,7 @@ export class LicenseClient {
   #machineToken: string | undefined;
   /** The license token or the API key. */
   readonly #credential: string;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private lastHeartbeatError: LicenseClientError | undefined;
+  private readonly heartbeats: Heartbeat;
 
   constructor(options: LicenseClientOptions) {
     if (!options.baseUrl || !options.licenseKey || !options.licenseToken === !options.apiKey) {
@@ -183,12 +171,20 @@ export class LicenseClient {
       heartbeatIntervalMs: 5 * 60_000,
       ...options,
     };
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    const globalFetch = (globalThis as { fetch?: typeof fetch }).fetch;
-    const chosen = options.fetch ?? globalFetch;
-    if (!chosen) throw new TypeError('no fetch in this runtime: pass options.fetch');
-    this.fetch = options.fetch ?? ((input, init) => globalFetch!(input, init));
+    this.endpoint = {
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
+      fetch: fetchOf(options.fetch),
+      timeoutMs: this.options.timeoutMs,
+      peer: 'the licensing service',
+    };
     this.now = options.now ?? Date.now;
+    this.heartbeats = new Heartbeat({
+      beat: () => this.heartbeat(),
+      expiresAt: () => this.activation?.expires_at,
+      intervalMs: this.options.heartbeatIntervalMs,
+      floorMs: 1000,
+      now: this.now,
+    });
   }
 
   /**
@@ -296,35 +292,16 @@ export class LicenseClient {
    */
   startHeartbeat(): void {
     this.requireActivation();
-    this.stopHeartbeat();
-    const schedule = (): void => {
-      this.timer = setTimeout(() => {
-        this.heartbeat()
-          .then(
-            () => {
-              this.lastHeartbeatError = undefined;
-            },
-            (error: unknown) => {
-              this.lastHeartbeatError = asClientError(error);
-            },
-          )
-          .finally(() => {
-            if (this.timer !== undefined) schedule();
-          });
-      }, this.heartbeatDelay());
-      (this.timer as { unref?: () => void }).unref?.();
-    };
-    schedule();
+    this.heartbeats.start();
   }
 
   stopHeartbeat(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.heartbeats.stop();
   }
 
   /** The last failed timer heartbeat, cleared by the next successful one. */
   get heartbeatError(): LicenseClientError | undefined {
-    return this.lastHeartbeatError;
+    return this.heartbeats.error;
   }
 
   /** Frees the seat and stops the heartbeat. */
@@ -342,12 +319,6 @@ export class LicenseClient {
   async lastKnownState(): Promise<LicenseState> {
     await this.loadState();
     return this.offlineState(this.state?.detail ?? null);
-  }
-
-  private heartbeatDelay(): number {
-    const expiresAt = this.activation?.expires_at ? Date.parse(this.activation.expires_at) : NaN;
-    if (Number.isNaN(expiresAt)) return this.options.heartbeatIntervalMs;
-    return Math.max(1000, Math.min(this.options.heartbeatIntervalMs, (expiresAt - this.now()) / 2));
   }
 
   private async answered(ask: () => Promise<{ status: LicenseStatusCode; detail: string | null }>) {
@@ -467,18 +438,13 @@ export class LicenseClient {
       let failure: LicenseClientError;
       let retryAfterMs: number | undefined;
       try {
-        const response = await this.attempt(method, path, body, credential);
-        const text = await response.text();
-        const parsed = parseJson(text);
-        if (response.ok) return parsed as T;
-        const problem = (parsed ?? {}) as { code?: string; detail?: string; title?: string };
-        failure = new LicenseClientError(
-          problem.code ?? `http_${response.status}`,
-          problem.detail ?? problem.title ?? `HTTP ${response.status}`,
-          response.status,
-        );
+        const reply = await send(this.endpoint, method, path, body, {
+          authorization: `Bearer ${credential}`,
+        });
+        if (reply.response.ok) return parseJson(reply.text) as T;
+        failure = problemOf(reply);
         // Seconds (the form the platform sends); absent or unreadable: the backoff decides.
-        const header = response.headers.get('retry-after');
+        const header = reply.response.headers.get('retry-after');
         const retryAfter = header === null || header.trim() === '' ? Number.NaN : Number(header);
         if (Number.isFinite(retryAfter) && retryAfter >= 0)
           retryAfterMs = Math.min(retryAfter * 1000, MAX_RETRY_AFTER_MS);
@@ -488,30 +454,6 @@ export class LicenseClient {
       if (!failure.offline || attempt >= this.options.retries) throw failure;
       const backoff = this.options.retryDelayMs * 2 ** attempt;
       await sleep(retryAfterMs ?? backoff / 2 + Math.random() * (backoff / 2));
-    }
-  }
-
-  private async attempt(method: string, path: string, body: unknown, credential: string): Promise<Response> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
-    try {
-      return await this.fetch(`${this.baseUrl}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${credential}`,
-          accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: controller.signal,
-      });
-    } catch (error) {
-      if (controller.signal.aborted) {
-        throw new LicenseClientError('timeout', `no answer within ${this.options.timeoutMs} ms`, 0);
-      }
-      throw new LicenseClientError('network', `the licensing service is unreachable: ${describe(error)}`, 0);
-    } finally {
-      clearTimeout(timer);
     }
   }
 }
@@ -533,26 +475,6 @@ function statusOfCode(code: string): LicenseStatusCode {
     'entitlements_missing',
   ];
   return known.includes(lowered as LicenseStatusCode) ? (lowered as LicenseStatusCode) : 'unknown';
-}
-
-function asClientError(error: unknown): LicenseClientError {
-  return error instanceof LicenseClientError ? error : new LicenseClientError('network', describe(error), 0);
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = (error as { cause?: unknown }).cause;
-    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
-  }
-  return String(error);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return text ? JSON.parse(text) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -4,14 +4,20 @@
 // relay file from `GET /v1/status` must verify with that key, and every answer must carry a
 // `Licensing-Signature` of the relay key that file names, over this request's fresh nonce.
 import { fromBase64, utf8 } from './encoding';
+import { Heartbeat } from './heartbeat';
 import { jsonObject } from './jws';
+import { timeOrderedUuid, type LicenseState, type LicenseStatusCode } from './license-client';
+import type { PublicKeyInput } from './public-key';
 import {
   LicenseClientError,
-  timeOrderedUuid,
-  type LicenseState,
-  type LicenseStatusCode,
-} from './license-client';
-import type { PublicKeyInput } from './public-key';
+  asClientError,
+  fetchOf,
+  parseObject,
+  problemOf,
+  send,
+  type Endpoint,
+  type Reply,
+} from './request';
 import { verifySignedAnswer } from './signed-answer';
 import { verifyLicense, type VerifiedLicense } from './verify-license';
 
@@ -70,28 +76,34 @@ export interface RelayClientOptions {
  * signature of the relay key for this request), `not_activated`, `network` and `timeout`.
  */
 export class RelayClient {
-  private readonly relayUrl: string;
-  private readonly fetch: typeof fetch;
+  private readonly endpoint: Endpoint;
   private readonly now: () => number;
-  private readonly timeoutMs: number;
-  private readonly heartbeatIntervalMs: number;
+  private readonly heartbeats: Heartbeat;
   /** The relay's public key, from the verified relay file. */
   private relayKey: string | undefined;
   private lease: RelayLease | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private lastHeartbeatError: LicenseClientError | undefined;
 
   constructor(private readonly options: RelayClientOptions) {
     if (!options.relayUrl || !options.publicKey || !options.fingerprint) {
       throw new TypeError('RelayClient needs relayUrl, publicKey and fingerprint');
     }
-    this.relayUrl = options.relayUrl.replace(/\/+$/, '');
-    const globalFetch = (globalThis as { fetch?: typeof fetch }).fetch;
-    if (!options.fetch && !globalFetch) throw new TypeError('no fetch in this runtime: pass options.fetch');
-    this.fetch = options.fetch ?? ((input, init) => globalFetch!(input, init));
+    this.endpoint = {
+      baseUrl: options.relayUrl.replace(/\/+$/, ''),
+      fetch: fetchOf(options.fetch),
+      timeoutMs: options.timeoutMs ?? 10_000,
+      peer: 'the relay',
+    };
     this.now = options.now ?? Date.now;
-    this.timeoutMs = options.timeoutMs ?? 10_000;
-    this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 5 * 60_000;
+    this.heartbeats = new Heartbeat({
+      beat: () => this.heartbeat(),
+      expiresAt: () => this.lease?.expires_at,
+      intervalMs: options.heartbeatIntervalMs ?? 5 * 60_000,
+      // Relay leases can be short (a few seconds).
+      floorMs: 500,
+      now: this.now,
+      // A lease the relay no longer knows ends the loop.
+      goOn: () => this.lease !== undefined,
+    });
   }
 
   /**
@@ -171,31 +183,16 @@ export class RelayClient {
    */
   startHeartbeat(): void {
     this.requireLease();
-    this.stopHeartbeat();
-    const schedule = (): void => {
-      this.timer = setTimeout(() => {
-        this.heartbeat()
-          .then(
-            () => (this.lastHeartbeatError = undefined),
-            (error: unknown) => (this.lastHeartbeatError = asClientError(error)),
-          )
-          .finally(() => {
-            if (this.timer !== undefined && this.lease) schedule();
-          });
-      }, this.heartbeatDelay());
-      (this.timer as { unref?: () => void }).unref?.();
-    };
-    schedule();
+    this.heartbeats.start();
   }
 
   stopHeartbeat(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.heartbeats.stop();
   }
 
   /** The last failed timer heartbeat, cleared by the next successful one. */
   get heartbeatError(): LicenseClientError | undefined {
-    return this.lastHeartbeatError;
+    return this.heartbeats.error;
   }
 
   /** The lease this client holds, if any. */
@@ -255,12 +252,6 @@ export class RelayClient {
     return this.lease !== undefined && Date.parse(this.lease.expires_at) > this.now();
   }
 
-  private heartbeatDelay(): number {
-    const expiresAt = this.lease ? Date.parse(this.lease.expires_at) : NaN;
-    if (Number.isNaN(expiresAt)) return this.heartbeatIntervalMs;
-    return Math.max(500, Math.min(this.heartbeatIntervalMs, (expiresAt - this.now()) / 2));
-  }
-
   private requireLease(): RelayLease {
     if (!this.lease)
       throw new LicenseClientError('not_activated', 'this machine holds no lease: activate() first', 0);
@@ -276,62 +267,28 @@ export class RelayClient {
     return parseObject(answer.text) as T;
   }
 
-  private async checkSignature(answer: Answer, nonce: string, relayKey: string): Promise<void> {
-    const check = await verifySignedAnswer(
-      { body: answer.text, signature: answer.signature, nonce },
-      relayKey,
-      { now: this.now() },
-    );
+  private async checkSignature(answer: Reply, nonce: string, relayKey: string): Promise<void> {
+    const signature = answer.response.headers.get('licensing-signature');
+    const check = await verifySignedAnswer({ body: answer.text, signature, nonce }, relayKey, {
+      now: this.now(),
+    });
     if (!check.valid) {
       const codes = check.errors.map((error) => error.code).join(', ');
       throw new LicenseClientError(
         'unverified_answer',
         `the answer is not signed by the relay for this request (${codes}): it counts as no answer`,
-        answer.status,
+        answer.response.status,
       );
     }
   }
 
   /** One request; resolves for a 2xx, throws the relay's problem otherwise. */
-  private async send(method: string, path: string, body: unknown, nonce: string): Promise<Answer> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.timeoutMs);
-    let response: Response;
-    let text: string;
-    try {
-      response = await this.fetch(`${this.relayUrl}${path}`, {
-        method,
-        headers: {
-          accept: 'application/json',
-          'licensing-nonce': nonce,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: controller.signal,
-      });
-      text = await response.text();
-    } catch (error) {
-      if (controller.signal.aborted)
-        throw new LicenseClientError('timeout', `no answer within ${this.timeoutMs} ms`, 0);
-      throw new LicenseClientError('network', `the relay is unreachable: ${String(error)}`, 0);
-    } finally {
-      clearTimeout(timer);
-    }
-    if (!response.ok) {
-      // Problems are not signed: they can only refuse, never grant.
-      const problem = parseObject(text) ?? {};
-      const code = typeof problem['code'] === 'string' ? problem['code'] : `http_${response.status}`;
-      const detail = typeof problem['detail'] === 'string' ? problem['detail'] : `HTTP ${response.status}`;
-      throw new LicenseClientError(code, detail, response.status);
-    }
-    return { status: response.status, text, signature: response.headers.get('licensing-signature') };
+  private async send(method: string, path: string, body: unknown, nonce: string): Promise<Reply> {
+    const reply = await send(this.endpoint, method, path, body, { 'licensing-nonce': nonce });
+    // Problems are not signed: they can only refuse, never grant.
+    if (!reply.response.ok) throw problemOf(reply);
+    return reply;
   }
-}
-
-interface Answer {
-  status: number;
-  text: string;
-  signature: string | null;
 }
 
 /** The `relay.public_key` claim of a relay file (base64 of a compact JWS), read after it verified. */
@@ -345,22 +302,7 @@ function relayKeyOf(file: string): string | undefined {
   return typeof key === 'string' && key.length > 0 ? key : undefined;
 }
 
-function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = text ? JSON.parse(text) : undefined;
-    return value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 const invalidFile = (message: string) => new LicenseClientError('relay_file_invalid', message, 0);
 
 /** A fresh nonce per request (the relay accepts 8 to 128 characters of base64url and more). */
 const newNonce = (): string => timeOrderedUuid().replace(/-/g, '') + timeOrderedUuid().slice(24);
-
-function asClientError(error: unknown): LicenseClientError {
-  return error instanceof LicenseClientError ? error : new LicenseClientError('network', String(error), 0);
-}
