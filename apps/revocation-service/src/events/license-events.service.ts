@@ -17,6 +17,12 @@ export function redeliveryDelayMs(redeliveryCount: number): number {
   return Math.min(RETRY_BASE_MS * Math.max(1, redeliveryCount), RETRY_MAX_MS);
 }
 
+/** A license event's serial status, and when it was produced (its `occurred_at`, epoch ms). */
+interface LicenseChange {
+  status: SerialStatus;
+  producedAt: number;
+}
+
 /**
  * Keeps the serial-status cache current from license events (created, updated, suspended,
  * reinstated, expired, revoked), a batch per Redis pipeline. An event is acknowledged only once
@@ -29,24 +35,29 @@ export function redeliveryDelayMs(redeliveryCount: number): number {
  */
 @Injectable()
 export class LicenseEventsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly consumer: DurableConsumer<SerialStatus>;
+  private readonly consumer: DurableConsumer<LicenseChange>;
 
   constructor(bus: BusClient, cache: SerialStatusCache) {
-    this.consumer = new DurableConsumer<SerialStatus>(bus, {
+    this.consumer = new DurableConsumer<LicenseChange>(bus, {
       durable: DURABLE,
       stream: Streams.events,
       filterSubject: LICENSE_EVENTS_FILTER,
       // The license service built the status; it is stored as is.
       decode: (message) => {
         const decoded = decodeMessage(LicenseEventRecord, message.data);
-        return 'problem' in decoded ? decoded : { value: decoded.value.serial_status };
+        if ('problem' in decoded) return decoded;
+        const { serial_status: status, occurred_at } = decoded.value;
+        return { value: { status, producedAt: Date.parse(occurred_at) } };
       },
       process: async (batch) => {
         try {
-          if (await cache.putMany(batch.map(({ value }) => value))) return batch.map(() => 'ack');
+          const statuses = batch.map(({ value }) => value.status);
+          const producedAt = batch.map(({ value }) => value.producedAt);
+          if (await cache.putMany(statuses, producedAt)) return batch.map(() => 'ack');
           // Skipped: the generation is closed and new (an upgrade from the previous format). The
-          // events apply once it opens, so that no older entry written then (a late fill, another
-          // event redelivered) can outlive the change they carry.
+          // events come back once it opens. Those produced before it opened are then left out
+          // (the cache fills them from PostgreSQL): an old process may have acknowledged a later
+          // change of the same license without writing it here.
           const opensInMs = cache.closedForMs + OPEN_MARGIN_MS;
           return batch.map(() => ({ retryInMs: opensInMs }));
         } catch {

@@ -162,16 +162,25 @@ describe('SerialStatusCache against the real Redis', () => {
     await cache.putMany([status('BEFORE-RESTART', { status: 'active' })]);
     const before = await key('BEFORE-RESTART');
     // What a restart from a snapshot looks like: the stored run_id is not the running server's.
-    await redis.hset(cacheMetaKey(namespace), 'run_id', 'a-process-that-is-gone');
+    // It was a generation that fenced off the previous format: the new one forgets that.
+    await redis.hset(
+      cacheMetaKey(namespace),
+      'run_id',
+      'a-process-that-is-gone',
+      'applies_from',
+      Date.now() + 60_000,
+    );
     await cache.checkGeneration();
+    expect(await redis.hget(cacheMetaKey(namespace), 'applies_from')).toBeNull();
     expect(await key('BEFORE-RESTART')).not.toBe(before);
     expect(await cache.getMany(org, ['BEFORE-RESTART'])).toEqual({
       hits: [],
       negatives: [],
       misses: ['BEFORE-RESTART'],
     });
-    // The same process again: the generation stays, and so does what it holds.
-    await cache.putMany([status('AFTER-RESTART')]);
+    // The same process again: the generation stays, and so does what it holds. It takes a
+    // license event of any age (its TTL and the version guard keep it right).
+    await cache.putMany([status('AFTER-RESTART')], [0]);
     await cache.checkGeneration();
     expect((await cache.getMany(org, ['AFTER-RESTART'])).hits).toHaveLength(1);
   });
@@ -254,6 +263,22 @@ return ARGV[2]
         expect(Date.now() - fenced).toBeGreaterThanOrEqual(1_400);
         await waitFor(() => open(reader), { what: 'the reader opening', timeoutMs: 5_000 });
         expect((await writer.getMany(org, ['EARLY'])).misses).toEqual(['EARLY']);
+
+        // A license event produced before the generation opened is left out: an old process may
+        // have acknowledged a later change of that license, written only to its old entries. A
+        // later one is applied. (This process's clock stands for Redis's: one machine.)
+        const opened = Number(await redis.hget(cacheMetaKey(upgrade), 'applies_from'));
+        expect(opened).toBeGreaterThanOrEqual(fenced + 1_400);
+        expect(await writer.putMany([status('OLD-EVENT'), status('NEW-EVENT')], [opened - 1, opened])).toBe(
+          true,
+        );
+        expect(await writer.getMany(org, ['OLD-EVENT', 'NEW-EVENT'])).toMatchObject({
+          hits: [{ serial: 'NEW-EVENT' }],
+          misses: ['OLD-EVENT'],
+        });
+        // A fill or a write-through (no production time) is written as before.
+        expect(await writer.putMany([status('OLD-EVENT')])).toBe(true);
+        expect((await writer.getMany(org, ['OLD-EVENT'])).hits).toHaveLength(1);
 
         // Once fenced, a writer checking again does not close the generation.
         expect(writer.closedForMs).toBe(0);

@@ -22,7 +22,7 @@ declare module 'ioredis' {
       candidate: string,
       fence: '0' | '1',
       openDelayMs: number,
-    ): Result<[string, number], Context>;
+    ): Result<[string, number, number], Context>;
   }
 }
 
@@ -72,7 +72,12 @@ const FENCE = 'fenced: entries are in the compact format now';
  * makes their check fail: they stop using the cache and answer from PostgreSQL. Whenever the old
  * hash is found, the generation starts over, empty, since old processes may have written around
  * it. It stays closed until all of them have checked again (ARGV[4] ms), and nothing reads or
- * writes it meanwhile.
+ * writes it meanwhile. Such a generation also takes no license event produced before it opened
+ * (`applies_from`): an old process may have applied a later change of the same license to the
+ * old entries, and acknowledged it, before its check failed. Its entries come from PostgreSQL
+ * and from newer changes.
+ *
+ * Returns the generation, the milliseconds until it opens, and its `applies_from` (0 for none).
  */
 const CLAIM_CACHE_GENERATION = `
 local time = redis.call('TIME')
@@ -84,18 +89,20 @@ end
 if not generation then
   generation = ARGV[2]
   redis.call('HSET', KEYS[1], 'run_id', ARGV[1], 'generation', generation, 'opens_at', now)
+  redis.call('HDEL', KEYS[1], 'applies_from')
 end
 if ARGV[3] == '1' and redis.call('TYPE', KEYS[2]).ok ~= 'string' then
   local previous = redis.call('EXISTS', KEYS[2]) == 1
   redis.call('SET', KEYS[2], '${FENCE}')
   if previous then
     generation = ARGV[2]
-    redis.call('HSET', KEYS[1], 'run_id', ARGV[1], 'generation', generation, 'opens_at', now + tonumber(ARGV[4]))
+    local opens = now + tonumber(ARGV[4])
+    redis.call('HSET', KEYS[1], 'run_id', ARGV[1], 'generation', generation, 'opens_at', opens, 'applies_from', opens)
   end
 end
 local opensIn = (tonumber(redis.call('HGET', KEYS[1], 'opens_at')) or 0) - now
 if opensIn < 0 then opensIn = 0 end
-return {generation, opensIn}
+return {generation, opensIn, tonumber(redis.call('HGET', KEYS[1], 'applies_from')) or 0}
 `;
 
 const namespaced = (namespace: string, key: string): string => (namespace ? `${namespace}:${key}` : key);
@@ -165,6 +172,11 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
    * it, and it opens empty. A write until then has nothing to correct and may be skipped.
    */
   private closedUntil = 0;
+  /**
+   * Epoch milliseconds (Redis's clock): the generation takes no license event produced earlier.
+   * Set with `prefix`; 0 except in a generation that fenced off the previous format.
+   */
+  protected appliesFrom = 0;
   private checkTimer?: NodeJS.Timeout;
   /** Counts dropped connections: a check that straddles one must not confirm the next server. */
   private disconnects = 0;
@@ -239,7 +251,7 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
       const info = await this.redis.info('server');
       const runId = /^run_id:(\w+)/m.exec(info)?.[1];
       if (!runId) throw new Error('INFO server has no run_id');
-      const [generation, opensInMs] = await this.redis.claimCacheGeneration(
+      const [generation, opensInMs, appliesFrom] = await this.redis.claimCacheGeneration(
         this.metaKey,
         this.previousMetaKey,
         runId,
@@ -256,6 +268,7 @@ export class SerialStatusReader implements OnModuleInit, OnApplicationShutdown {
         return;
       }
       this.closedUntil = 0;
+      this.appliesFrom = appliesFrom;
       if (this.prefix !== undefined && this.prefix !== prefix) {
         this.logger.warn({
           msg: 'redis is not the process the cache was filled in (restarted or failed over): starting a cold cache',
@@ -348,8 +361,13 @@ export class SerialStatusCache extends SerialStatusReader {
     this.redis.defineCommand('putSerialStatus', { numberOfKeys: 1, lua: PUT_SERIAL_STATUS });
   }
 
-  putMany(statuses: readonly SerialStatus[]): Promise<boolean> {
-    return this.put(statuses, '', []);
+  /**
+   * Statuses, each under its own organization. `producedAt` (epoch ms, one per status) says when
+   * each was produced, for license events: one produced before the generation's `appliesFrom` is
+   * left out (CLAIM_CACHE_GENERATION), and counts as applied.
+   */
+  putMany(statuses: readonly SerialStatus[], producedAt?: readonly number[]): Promise<boolean> {
+    return this.put(statuses, '', [], producedAt);
   }
 
   putNegative(orgId: string, serials: readonly string[]): Promise<boolean> {
@@ -362,7 +380,12 @@ export class SerialStatusCache extends SerialStatusReader {
    * and this write must not be hidden. Resolves to false when the write was skipped: the
    * generation is closed and new (closedForMs), so nothing reads it yet.
    */
-  async put(statuses: readonly SerialStatus[], orgId: string, unknown: readonly string[]): Promise<boolean> {
+  async put(
+    statuses: readonly SerialStatus[],
+    orgId: string,
+    unknown: readonly string[],
+    producedAt?: readonly number[],
+  ): Promise<boolean> {
     if (statuses.length === 0 && unknown.length === 0) return true;
     // A write-through then succeeds, rather than failing a revocation for a cache no one reads.
     // What must reach the generation once it opens (a license event) is applied again then.
@@ -373,8 +396,11 @@ export class SerialStatusCache extends SerialStatusReader {
     } catch (error) {
       throw this.failed('put', error);
     }
+    // Read with the prefix, in the same synchronous step: both belong to one generation.
+    const appliesFrom = this.appliesFrom;
     const pipeline = this.redis.pipeline();
-    for (const status of statuses) {
+    for (const [i, status] of statuses.entries()) {
+      if (producedAt && producedAt[i]! < appliesFrom) continue;
       pipeline.putSerialStatus(
         `${prefix}${status.org_id}:${status.serial}`,
         ...putArguments(status, this.options.ttlSeconds),
