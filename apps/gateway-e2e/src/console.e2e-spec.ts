@@ -74,8 +74,10 @@ describe('the console in a browser', () => {
   async function newPage(viewport = { width: 1280, height: 900 }): Promise<Page> {
     const context = await browser.newContext({ viewport });
     contexts.push(context);
-    // A control that never appears fails its step with the locator's name, well before jest's timeout.
-    context.setDefaultTimeout(10_000);
+    // A control that never appears fails its step with the locator's name, before jest's timeout.
+    // A page shows in well under a second here; in CI this spec shares the two cores with the
+    // scale-out spec's dozen processes, and a license's page once took over 10 s to show.
+    context.setDefaultTimeout(20_000);
     const page = await context.newPage();
     // A refused request is the console's to show (the wrong-key test makes one); a CSP violation
     // or any other error is a fault.
