@@ -378,7 +378,8 @@ export class SerialStatusCache extends SerialStatusReader {
    * Statuses (each under its own organization) and the serials `orgId` has no license of, in one
    * pipeline. A negative entry never replaces a status (NX): a license created between the lookup
    * and this write must not be hidden. Resolves to false when the write was skipped: the
-   * generation is closed and new (closedForMs), so nothing reads it yet.
+   * generation is closed and new (closedForMs), so nothing reads it yet. A status whose
+   * `producedAt` is before the generation's `appliesFrom` is left out (putMany).
    */
   async put(
     statuses: readonly SerialStatus[],
@@ -388,7 +389,7 @@ export class SerialStatusCache extends SerialStatusReader {
   ): Promise<boolean> {
     if (statuses.length === 0 && unknown.length === 0) return true;
     // A write-through then succeeds, rather than failing a revocation for a cache no one reads.
-    // What must reach the generation once it opens (a license event) is applied again then.
+    // A license event comes back once the generation opens, and is applied if it is not older.
     if (this.closedAndNew) return false;
     let prefix: string;
     try {
