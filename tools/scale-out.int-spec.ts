@@ -74,6 +74,8 @@ const WORKERS = 6;
 /** How long each host stays cut off, and how many clients send to its gateway alone meanwhile. */
 const PARTITION_MS = 5_000;
 const MINORITY_WORKERS = 4;
+/** An answer this fast did not wait for a bus timeout. */
+const FAST_MS = 500;
 /** A license used for activations gets at most this many: its cap is 10 in any 24 h. */
 const ACTIVATIONS_PER_LICENSE = 9;
 const SEATS = 2;
@@ -482,6 +484,8 @@ describe('scale-out: two gateways, two replicas of every service, a 3-node NATS 
             );
             outcomes.push(outcome);
             settle?.(outcome);
+            // A client told to retry later waits a little, as a well-behaved one does.
+            if (outcome.status === 503) await sleep(100);
           }
         });
         await sleep(PARTITION_MS);
@@ -620,16 +624,38 @@ describe('scale-out: two gateways, two replicas of every service, a 3-node NATS 
           (o) => o.target === p.gateway && o.sent >= p.cut && o.sent < p.healed,
         );
         const latencies = answers.map((o) => o.ms);
+        // Noticed: the first request answered `503` at once, when the gateway's bus saw the cut.
+        const noticed = answers.find((o) => o.status === 503 && o.ms < FAST_MS);
+        const afterwards = noticed ? answers.filter((o) => o.sent >= noticed.sent) : [];
         return {
           ...p,
           requests: answers.length,
           unavailable: answers.filter((o) => o.status === 503).length,
           p99Ms: percentile(latencies, 99),
           maxMs: Math.max(0, ...latencies),
+          noticedMs: noticed ? noticed.sent - p.cut : undefined,
+          afterwards: afterwards.length,
+          slowAfterwards: afterwards
+            .filter((o) => o.ms >= FAST_MS)
+            .map((o) => ({
+              kind: o.kind,
+              sentMs: o.sent - p.cut,
+              ms: o.ms,
+              status: o.status,
+              detail: (o.body as { detail?: string } | undefined)?.detail,
+            })),
         };
       });
     for (const side of minority)
       expect({ [side.gateway!]: side.requests > 0 }).toEqual({ [side.gateway!]: true });
+    // A cut-off gateway answers `503` at once once its bus has seen the cut (NATS routes and
+    // client connections pinged every second), and every request afterwards as fast.
+    for (const side of minority)
+      expect({
+        [side.gateway!]: { noticedMs: side.noticedMs! < PARTITION_MS, slow: side.slowAfterwards },
+      }).toEqual({
+        [side.gateway!]: { noticedMs: true, slow: [] },
+      });
     expect(
       await sql('SELECT report_id FROM analytics.sync_reports GROUP BY report_id HAVING count(*) > 1'),
     ).toEqual([]);
@@ -658,6 +684,18 @@ describe('scale-out: two gateways, two replicas of every service, a 3-node NATS 
             natsNodes: unavailable(events.gatewaysRestarted!, events.restarted!),
           },
           partitions: unavailable(events.restarted!, events.stopped!),
+          partitionsByGateway: Object.fromEntries(
+            gateways.map((g) => [
+              g.label,
+              outcomes.filter(
+                (o) =>
+                  o.target === g.label &&
+                  o.status === 503 &&
+                  o.sent >= events.restarted! &&
+                  o.sent < events.stopped!,
+              ).length,
+            ]),
+          ),
         },
         retriedRefusals: balancer.retriedRefusals,
         p99Ms: {

@@ -247,4 +247,38 @@ describe('rate limits per API key and route class, and per license for activatio
     }
     expectRateLimited(await api.get('/api/v1/products'), '3;w=60');
   });
+
+  it('keeps serving at once while its Redis hangs without closing, and limits again once it answers', async () => {
+    const redis = await startOwnRedis();
+    const { baseUrl } = await startAnotherGateway({ REDIS_URL: redis.url });
+    const org = await stack.newOrganization();
+    const api = new ApiClient(baseUrl, org.adminKey);
+    try {
+      await waitFor(async () => rateLimitOf(await api.get('/api/v1/products')), {
+        what: 'the gateway to reach its redis-server',
+      });
+      // Stopped, not killed: its connections stay open and nothing it is sent is answered.
+      redis.freeze();
+      const latencies: number[] = [];
+      for (const until = Date.now() + 3_500; Date.now() < until;) {
+        const started = Date.now();
+        const served = await api.get('/api/v1/products');
+        latencies.push(Date.now() - started);
+        expect(served.status).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // The first request waits for the command's time-out; later ones do not ask the frozen
+      // Redis again (before, one every 1.25 s waited 250 ms or more).
+      expect(latencies.slice(1).filter((ms) => ms >= 200)).toEqual([]);
+
+      redis.thaw();
+      await waitFor(async () => rateLimitOf(await api.get('/api/v1/products')), {
+        what: 'limiting to resume',
+        timeoutMs: 5_000,
+        intervalMs: 100,
+      });
+    } finally {
+      await redis.dispose();
+    }
+  });
 });

@@ -13,6 +13,7 @@ export class RevocationServiceModule {
       imports: [
         BusModule.forRoot({
           natsUrl: config.NATS_URL,
+          clusterSize: config.NATS_CLUSTER_SIZE,
           namespace: config.BUS_NAMESPACE,
           timeoutMs: config.BUS_TIMEOUT_MS,
           streamReplicas: config.JETSTREAM_REPLICAS,

@@ -57,8 +57,11 @@ return reply
 `;
 
 const RECONNECT_EVERY_MS = 500;
-/** After a failed command, Redis is not asked again for this long: no request queues behind a dead socket. */
-const SKIP_AFTER_FAILURE_MS = 1_000;
+/**
+ * After a failed command, requests stop asking Redis: no request waits behind a dead socket. A
+ * PING this often, off the request path, tells when Redis answers again.
+ */
+const PROBE_EVERY_MS = 1_000;
 
 /** What the limiter counts, for the metrics endpoint to export. */
 export interface RateLimitCounters {
@@ -85,7 +88,9 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   private readonly redis: Redis;
   private readonly prefix: string;
   readonly counters: RateLimitCounters = { rejected: 0, failedOpen: 0 };
-  private skipUntil = 0;
+  /** Set by a failed command: requests skip Redis until a probe's PING is answered. */
+  private skipping = false;
+  private probe?: NodeJS.Timeout;
   private readonly outage = new ThrottledWarning(this.logger);
   private down = false;
 
@@ -110,6 +115,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     this.redis.defineCommand('rateLimit', { lua: RATE_LIMIT });
     this.redis.on('error', (error: Error) => this.warn('connection', error));
     this.redis.on('ready', () => {
+      this.stopSkipping();
       if (!this.down) return;
       this.down = false;
       this.logger.log({ msg: 'rate-limit redis connection restored' });
@@ -127,6 +133,8 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    clearTimeout(this.probe);
+    this.probe = undefined;
     await this.redis.quit().catch(() => undefined);
     // Also closes what QUIT leaves open: the connections watching the sentinels for a failover.
     this.redis.disconnect();
@@ -144,7 +152,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     const buckets: Bucket[] = [{ key: `${scope}key:${auth.keyId}:${routeClass}`, limit: limits[routeClass] }];
     if (license !== undefined) buckets.push({ key: `${scope}license:${license}`, limit: limits.activations });
 
-    if (this.redis.status !== 'ready' || Date.now() < this.skipUntil) {
+    if (this.redis.status !== 'ready' || this.skipping) {
       return this.failOpen(buckets[0]!.limit);
     }
     const args: (string | number)[] = buckets.map((bucket) => bucket.key);
@@ -155,8 +163,8 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     try {
       reply = await this.redis.rateLimit(buckets.length, ...args);
     } catch (error) {
-      this.skipUntil = Date.now() + SKIP_AFTER_FAILURE_MS;
       this.warn('check', error);
+      this.skipUntilAnswered();
       return this.failOpen(buckets[0]!.limit);
     }
     const states: BucketState[] = buckets.map((_, i) => ({
@@ -171,6 +179,36 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     );
     if (!decision.allowed) this.counters.rejected++;
     return decision;
+  }
+
+  /**
+   * Requests skip Redis from now on. A PING every PROBE_EVERY_MS, off the request path, ends that
+   * once Redis answers. A Redis that stops answering without closing its connections (a network
+   * that drops packets) costs only the requests already waiting for it, not one in every interval.
+   */
+  private skipUntilAnswered(): void {
+    if (this.skipping) return;
+    this.skipping = true;
+    const probe = () => {
+      const timer = setTimeout(() => {
+        this.redis.ping().then(
+          () => this.stopSkipping(),
+          (error: unknown) => {
+            this.warn('probe', error);
+            // Unless shut down or ended meanwhile.
+            if (this.probe === timer) probe();
+          },
+        );
+      }, PROBE_EVERY_MS).unref();
+      this.probe = timer;
+    };
+    probe();
+  }
+
+  private stopSkipping(): void {
+    clearTimeout(this.probe);
+    this.probe = undefined;
+    this.skipping = false;
   }
 
   private failOpen(limit: Limit): RateLimitDecision {

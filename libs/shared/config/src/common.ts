@@ -11,6 +11,13 @@ export const commonEnv = {
     description: 'pino log level',
   }),
   NATS_URL: env.string({ default: 'nats://127.0.0.1:4222', description: 'NATS servers, comma separated' }),
+  NATS_CLUSTER_SIZE: env.int({
+    default: 0,
+    min: 0,
+    max: 99,
+    description:
+      'Servers in the NATS cluster; 0 means as many as NATS_URL names. A server routed to no more than half of them is cut off: bus requests through it fail at once',
+  }),
   BUS_NAMESPACE: env.string({
     default: '',
     description: 'Prefix for every NATS subject and JetStream stream, to share one NATS between environments',

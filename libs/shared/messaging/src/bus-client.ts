@@ -40,7 +40,21 @@ export interface BusClientOptions {
   name: string;
   /** Replicas of the JetStream streams this process creates (JETSTREAM_REPLICAS); 1 by default. */
   streamReplicas?: number;
+  /**
+   * How many servers the NATS cluster has (NATS_CLUSTER_SIZE). By default, how many `natsUrl`
+   * names. While the client's server is routed to no more than half of them, requests fail at once.
+   */
+  clusterSize?: number;
 }
+
+/**
+ * How every connection of a process to NATS notices a server it cannot reach. It pings the server
+ * every second and takes the connection as lost after two pings unanswered: a server cut off by
+ * the network (no reset, nothing refused) is left within 2 to 3 s, not after nats.js's default of
+ * 2 minutes. A connection attempt to a server that drops packets fails after 2 s (nats.js: 20 s),
+ * and the next server is tried.
+ */
+export const NATS_LIVENESS = { pingInterval: 1_000, maxPingOut: 2, timeout: 2_000 } as const;
 
 /**
  * Request/reply over NATS for the gateway and for service-to-service calls. It wraps the payload
@@ -52,6 +66,8 @@ export class BusClient implements OnApplicationShutdown {
   private readonly logger = new Logger(BusClient.name);
   private nats?: NatsConnection;
   private connected = false;
+  /** Whether the connected server sees no majority of the cluster (`judgeQuorum`). */
+  private cutOff = false;
   private inbox?: ReplyInbox;
   /** The packet id Nest's wire format wants: echoed back, never read (the reply subject is the key). */
   private packets = 0;
@@ -65,13 +81,20 @@ export class BusClient implements OnApplicationShutdown {
       servers: this.options.natsUrl.split(','),
       name: this.options.name,
       maxReconnectAttempts: -1,
+      ...NATS_LIVENESS,
       // nats.js builds an Error for every request() up front, for a stack trace should it fail;
       // JetStream publishes (every sync, every relayed event) are request()s.
       noAsyncTraces: true,
     });
     this.inbox = new ReplyInbox(this.nats, this.options.timeoutMs);
     this.connected = true;
+    this.judgeQuorum();
     void this.followStatus(this.nats);
+  }
+
+  /** How many servers make the cluster; 1 means no quorum is judged. */
+  private get clusterSize(): number {
+    return this.options.clusterSize || this.options.natsUrl.split(',').filter((url) => url.trim()).length;
   }
 
   /**
@@ -87,8 +110,47 @@ export class BusClient implements OnApplicationShutdown {
       } else if (status.type === Events.Reconnect) {
         this.connected = true;
         this.logger.log({ msg: 'NATS connection restored' });
+        this.judgeQuorum();
+      } else if (status.type === Events.Update) {
+        this.judgeQuorum();
       }
     }
+  }
+
+  /**
+   * A NATS server tells its clients which servers it is routed to (`connect_urls` of every INFO),
+   * and tells them again whenever a route comes or goes. A server cut off from most of its cluster
+   * is on the minority side of a partition: it holds no JetStream quorum, and the replicas it
+   * reaches are cut off too. Rather than wait for the bus timeout, the client then fails every
+   * request at once, including those already waiting, and its process reports itself unready.
+   * A server that advertises no URLs (`no_advertise`) is not judged.
+   */
+  private judgeQuorum(): void {
+    const seen = this.nats?.info?.connect_urls?.length ?? 0;
+    const size = this.clusterSize;
+    const cutOff = size > 1 && seen > 0 && seen * 2 <= size;
+    if (cutOff === this.cutOff) return;
+    this.cutOff = cutOff;
+    if (cutOff) {
+      this.logger.warn({
+        msg: 'NATS server cut off from most of its cluster; bus requests fail at once until it is back',
+        routed: seen,
+        cluster_size: size,
+      });
+      this.inbox?.failAll(cutOffError());
+    } else {
+      this.logger.log({
+        msg: 'NATS server routed to most of its cluster again',
+        routed: seen,
+        cluster_size: size,
+      });
+    }
+  }
+
+  /** Throws `unavailable` when a request could not be answered: no connection, or no quorum. */
+  private ensureAvailable(): void {
+    if (!this.connected) throw new DomainError('unavailable', 'The message bus is unreachable; retry later');
+    if (this.cutOff) throw cutOffError();
   }
 
   /**
@@ -159,9 +221,7 @@ export class BusClient implements OnApplicationShutdown {
     read: ReplyReader<Answer>,
   ): Promise<Answer> {
     const { subject } = message;
-    if (!this.connected) {
-      throw new DomainError('unavailable', 'The message bus is unreachable; retry later');
-    }
+    this.ensureAvailable();
     const current = requestContext.current();
     const target = namespaced(this.options.namespace, subject);
     const envelope: BusEnvelope = {
@@ -245,6 +305,7 @@ export class BusClient implements OnApplicationShutdown {
     messageId: string,
     headers: MsgHdrs | undefined,
   ): Promise<void> {
+    this.ensureAvailable();
     const data = typeof payload === 'string' ? encoder.encode(payload) : payload;
     const withId = headers ?? natsHeaders();
     withId.set('Nats-Msg-Id', messageId);
@@ -266,6 +327,11 @@ export class BusClient implements OnApplicationShutdown {
   /** Whether the NATS connection is up now (false while it reconnects). */
   get isConnected(): boolean {
     return this.connected;
+  }
+
+  /** Whether requests can be answered now: connected, to a server that sees most of its cluster. */
+  get isAvailable(): boolean {
+    return this.connected && !this.cutOff;
   }
 
   get namespace(): string {
@@ -317,6 +383,9 @@ class Failure {
 type ReplyReader<Answer> = (text: string, id: string) => Answer | Failure;
 
 const utf8 = new TextDecoder();
+
+const cutOffError = () =>
+  new DomainError('unavailable', 'The message bus is cut off from most of its cluster; retry later');
 
 function parsedReply<Reply>(text: string): Reply | Failure {
   const packet = JSON.parse(text) as ReplyPacket<Reply>;

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LevelWithSilent, Logger, NestPinoLogger, createLogger } from '@licensing/shared/logging';
 import { serveMetrics } from '@licensing/shared/metrics';
+import { NATS_LIVENESS } from './bus-client';
 import { directHandlers } from './direct-dispatch';
 import { NamespacedNatsServer } from './nats-server';
 import { Readiness } from './readiness';
@@ -57,6 +58,8 @@ export async function startBusService(
     gracefulShutdown: true,
     gracePeriod: config.SHUTDOWN_GRACE_MS,
     maxReconnectAttempts: -1,
+    // A replica whose server is cut off moves to another one, where the cluster can reach it.
+    ...NATS_LIVENESS,
   });
   app.connectMicroservice({ strategy: server }, { inheritAppConfig: true });
   try {

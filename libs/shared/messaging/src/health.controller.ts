@@ -34,7 +34,7 @@ export class HealthController implements OnModuleDestroy, BeforeApplicationShutd
     bus: BusClient,
     @Optional() @InjectDataSource() dataSource?: DataSource,
   ) {
-    readiness.add({ name: 'nats', kind: 'required', isUp: () => bus.isConnected });
+    readiness.add({ name: 'nats', kind: 'required', isUp: () => bus.isAvailable });
     if (dataSource) {
       readiness.add({
         name: 'database',

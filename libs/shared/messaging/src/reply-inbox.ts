@@ -61,6 +61,13 @@ export class ReplyInbox {
     this.expire(Number.POSITIVE_INFINITY);
   }
 
+  /** Fails every request still waiting with `error`, at once. Later requests wait as before. */
+  failAll(error: Error): void {
+    const waiting = [...this.pending.values()];
+    this.pending.clear();
+    for (const waiter of waiting) waiter.reject(error);
+  }
+
   private settle(message: Msg): void {
     const token = message.subject.slice(this.prefix.length);
     const waiter = this.pending.get(token);

@@ -52,8 +52,9 @@ export class ScriptedPeer {
     private readonly namespace: string,
   ) {}
 
-  static async connect(namespace: string): Promise<ScriptedPeer> {
-    return new ScriptedPeer(await connect({ servers: TEST_NATS_URL }), namespace);
+  /** `servers`: the NATS servers to answer on (comma separated); the test's shared one by default. */
+  static async connect(namespace: string, servers = TEST_NATS_URL): Promise<ScriptedPeer> {
+    return new ScriptedPeer(await connect({ servers: servers.split(',') }), namespace);
   }
 
   /** Answers `message` with what `handler` returns for each request's payload (and its context). */

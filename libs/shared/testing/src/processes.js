@@ -543,7 +543,9 @@ async function startNatsCluster(dir, size = 3, hosts) {
         `listen: ${address(i)}:${client}`,
         `http: ${hosts ? '0.0.0.0' : '127.0.0.1'}:${monitor}`,
         `jetstream { store_dir: "${store}" }`,
-        `cluster { name: licensing, listen: ${address(i)}:${cluster}, routes: [${routes}] }`,
+        // Routes pinged every second, dropped after two pings unanswered, as docs/operations.md
+        // advises: a node cut off by the network loses its routes within 3 s.
+        `cluster { name: licensing, listen: ${address(i)}:${cluster}, routes: [${routes}], ping_interval: "1s", ping_max: 2 }`,
         '',
       ].join('\n'),
     );
@@ -588,6 +590,9 @@ async function waitForJetStream(servers, timeoutMs = 30_000) {
  * @property {string} dir
  * @property {() => Promise<void>} start starts (again) on the same port and data directory
  * @property {() => Promise<void>} kill SIGKILL, as a crash would
+ * @property {() => void} freeze SIGSTOP: it stops answering but keeps its connections open, as a
+ *   server behind a network that drops packets does
+ * @property {() => void} thaw SIGCONT: it answers again
  * @property {() => Promise<void>} dispose kills it and removes its data directory
  */
 
@@ -620,7 +625,14 @@ function ownServer(name, url, args, command = () => name) {
         running.kill('SIGKILL');
         await exited;
       },
+      freeze() {
+        child?.kill('SIGSTOP');
+      },
+      thaw() {
+        child?.kill('SIGCONT');
+      },
       async dispose() {
+        server.thaw();
         await server.kill();
         fs.rmSync(dir, { recursive: true, force: true });
       },
