@@ -324,11 +324,6 @@ export class BusClient implements OnApplicationShutdown {
     }
   }
 
-  /** Whether the NATS connection is up now (false while it reconnects). */
-  get isConnected(): boolean {
-    return this.connected;
-  }
-
   /** Whether requests can be answered now: connected, to a server that sees most of its cluster. */
   get isAvailable(): boolean {
     return this.connected && !this.cutOff;
