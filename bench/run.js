@@ -13,9 +13,10 @@ const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const { apiClient, busClient, deleteStreams, pool, withPg } = require('./lib/clients');
-const { busyShare, cpuSampler } = require('./lib/cpu');
+const { busyShare, cpuSampler, queuedSampler } = require('./lib/cpu');
 const { load, loadRound, summarize } = require('./lib/load');
 const { fixedRateRound, summarizeFixed } = require('./lib/fixed-rate');
+const { delayMs, scrape } = require('./soak/sampler');
 const {
   build,
   createOrganization,
@@ -436,6 +437,14 @@ async function run(options, cleanup) {
         baseUrl,
         refUrl,
         platformPids,
+        platformProcesses,
+        queued: {
+          ours: queuedSampler([...platformProcesses, ...shared]),
+          ref: queuedSampler([
+            ...(scenario.referenceOnPlatform ? platformProcesses : reference.processes),
+            ...shared,
+          ]),
+        },
         max: row.ours.rps,
       });
     if (profiler) {
@@ -482,29 +491,88 @@ async function run(options, cleanup) {
  * alternating as in the closed-loop rounds. A short warm-up at that rate first opens the
  * connections and warms the harness's client.
  */
-async function fixedRate({ scenario, options, baseUrl, refUrl, platformPids, max }) {
+async function fixedRate({
+  scenario,
+  options,
+  baseUrl,
+  refUrl,
+  platformPids,
+  platformProcesses,
+  queued,
+  max,
+}) {
   const rate = Math.max(1, Math.round(max / 2));
   const comparedUrl = scenario.referenceOnPlatform ? baseUrl : refUrl;
   const sides = [
-    { url: baseUrl, prefix: '/api/v1', rounds: [] },
-    { url: comparedUrl, prefix: '/ref', rounds: [] },
+    { url: baseUrl, prefix: '/api/v1', rounds: [], queued: queued.ours, waited: {} },
+    { url: comparedUrl, prefix: '/ref', rounds: [], queued: queued.ref, waited: {} },
   ];
   const warmup = Math.min(2, options.warmup);
+  const eventLoop = [];
   for (let round = 0; round < options.fixedRateRounds; round++) {
     for (const side of sides) {
       if (!options.smoke) await settle(platformPids, 20_000);
       const requests = scenario.requests(side.prefix, scenario.tracked ? syncTracker() : undefined);
       const settings = { url: side.url, requests, rate, connections: options.connections };
       if (round === 0 && warmup > 0) await fixedRateRound({ ...settings, duration: warmup });
+      const watched = side === sides[0] ? platformProcesses : [];
+      const loops = await eventLoopWatch(watched);
+      const stopQueued = side.queued.start();
       side.rounds.push(await fixedRateRound({ ...settings, duration: options.duration }));
+      for (const [label, us] of Object.entries(stopQueued()))
+        side.waited[label] = (side.waited[label] ?? 0) + us;
+      eventLoop.push(await loops.read());
     }
   }
   return {
     rate,
     target: scenario.fixedRate,
-    ours: summarizeFixed(sides[0].rounds),
-    ref: summarizeFixed(sides[1].rounds),
+    ours: { ...summarizeFixed(sides[0].rounds), queuedUs: perRequest(sides[0]) },
+    ref: { ...summarizeFixed(sides[1].rounds), queuedUs: perRequest(sides[1]) },
+    eventLoop: worstEventLoop(eventLoop),
   };
+}
+
+/** What each process of a side waited for a core while runnable, in µs per request sent. */
+function perRequest(side) {
+  const requests = side.rounds.reduce((sum, round) => sum + round.requests, 0);
+  return Object.fromEntries(
+    Object.entries(side.waited).map(([label, us]) => [label, requests > 0 ? Math.round(us / requests) : 0]),
+  );
+}
+
+/**
+ * How long each platform process's event loop was held up during one round: prom-client's
+ * event-loop delay p99 and max from its `/metrics`, whose histogram restarts at every scrape
+ * (one scrape before the round, one after). A request due while a process is held up waits for
+ * it, so these show which process a fixed-rate tail waits on. Processes without a metrics URL
+ * (the ceiling's, or `--url` mode) are not watched.
+ */
+async function eventLoopWatch(processes) {
+  const watched = processes.filter((p) => p.url);
+  await Promise.all(watched.map((p) => scrape(p.url)));
+  return {
+    read: async () => {
+      const metrics = await Promise.all(watched.map((p) => scrape(p.url)));
+      return watched.map((p, i) => ({
+        label: p.label,
+        p99: delayMs(metrics[i]?.nodejs_eventloop_lag_p99_seconds),
+        max: delayMs(metrics[i]?.nodejs_eventloop_lag_max_seconds),
+      }));
+    },
+  };
+}
+
+/** Each process's worst round: the highest p99 and max over the rounds, in ms. */
+function worstEventLoop(rounds) {
+  const worst = {};
+  for (const round of rounds)
+    for (const { label, p99, max } of round) {
+      const seen = (worst[label] ??= { p99: null, max: null });
+      if (p99 !== null) seen.p99 = Math.max(seen.p99 ?? 0, p99);
+      if (max !== null) seen.max = Math.max(seen.max ?? 0, max);
+    }
+  return worst;
 }
 
 function machine() {

@@ -21,7 +21,11 @@ interface Row {
   ref?: Side;
   strict?: Side;
   syncCheck?: { sent: number; counted: number };
-  fixedRate?: { ours: Side; ref: Side };
+  fixedRate?: {
+    ours: Side & { queuedUs?: Record<string, number> };
+    ref: Side & { queuedUs?: Record<string, number> };
+    eventLoop?: Record<string, { p99: number | null; max: number | null }>;
+  };
 }
 
 describe('npm run bench -- --smoke', () => {
@@ -74,11 +78,17 @@ describe('npm run bench -- --smoke', () => {
         ours: ours.requests > 0,
         ref: ref.requests > 0,
         errors: ours.errors + ref.errors,
+        // Where the tail waits: each side's processes' time runnable without a core, and the
+        // platform's event loops.
+        queued: [typeof ours.queuedUs?.gw, typeof ref.queuedUs?.['ref-gw']],
+        eventLoop: typeof fixedRate!.eventLoop?.gw?.p99,
       }).toEqual({
         name,
         ours: true,
         ref: true,
         errors: 0,
+        queued: ['number', 'number'],
+        eventLoop: 'number',
       });
     }
     // Every sync answered 2xx reached analytics (the delay is printed, not asserted).

@@ -32,17 +32,50 @@ function pidsNamed(name) {
 }
 
 /**
+ * How long all threads of a process have waited for a core while runnable, in µs (the second
+ * field of each /proc/<pid>/task/<tid>/schedstat, in ns), or undefined once it has exited. A
+ * thread that has exited meanwhile takes its share with it: a lower bound.
+ */
+function queuedOf(pid) {
+  try {
+    let ns = 0;
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
+      } catch {
+        // the thread exited meanwhile
+      }
+    }
+    return ns / 1000;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The processes of one measurement, by label: fixed PIDs (`{label, pid}`) and groups found by name
  * at each reading (`{label, comm}`: PostgreSQL forks a backend per connection). The harness's own
- * process (autocannon) is always there, as `loadgen`.
+ * process (autocannon) is always there, as `loadgen`. `start()` returns a function that returns
+ * what each label spent since: CPU time, or with `queuedSampler` the time waited for a core.
  */
 function cpuSampler(processes) {
-  const read = () => {
+  return sampler(processes, cpuOf, () => {
     const own = process.cpuUsage();
-    const totals = new Map([['loadgen', own.user + own.system]]);
+    return own.user + own.system;
+  });
+}
+
+/** `cpuSampler`, reading how long each process waited for a core while runnable (µs). */
+function queuedSampler(processes) {
+  return sampler(processes, queuedOf, () => queuedOf(process.pid) ?? 0);
+}
+
+function sampler(processes, readPid, readOwn) {
+  const read = () => {
+    const totals = new Map([['loadgen', readOwn()]]);
     for (const p of processes) {
       const pids = p.pid !== undefined ? [p.pid] : pidsNamed(p.comm);
-      const perPid = new Map(pids.map((pid) => [pid, cpuOf(pid) ?? 0]));
+      const perPid = new Map(pids.map((pid) => [pid, readPid(pid) ?? 0]));
       totals.set(p.label, perPid);
     }
     return totals;
@@ -78,4 +111,4 @@ async function busyShare(pids, ms = 500) {
   return (sum() - before) / (ms * 1000);
 }
 
-module.exports = { cpuSampler, busyShare, pidsNamed };
+module.exports = { cpuSampler, queuedSampler, busyShare, pidsNamed };

@@ -142,6 +142,36 @@ function printFixedRate(report, say) {
   const lag = (side) => Math.max(...rows.map((row) => row.fixedRate[side].lagP99 ?? 0));
   say('');
   say(`harness send lag, p99 (worst scenario): ours ${lag('ours')} ms, ceiling ${lag('ref')} ms`);
+  // Where a request waited: each process's threads runnable but without a core.
+  const queued = (waits) =>
+    Object.entries(waits ?? {})
+      .map(([label, us]) => `${label} ${us}`)
+      .join(' · ');
+  say('');
+  say(
+    'waited for a core while runnable during the fixed-rate rounds, µs per request (/proc/<pid>/task/*/schedstat):',
+  );
+  say('');
+  say('| scenario | platform | total | ceiling | total |');
+  say('|---|---|--:|---|--:|');
+  const total = (waits) => Object.values(waits ?? {}).reduce((sum, us) => sum + us, 0);
+  for (const row of rows) {
+    const { ours, ref } = row.fixedRate;
+    say(
+      `| ${row.label} | ${queued(ours.queuedUs)} | ${total(ours.queuedUs)} | ${queued(ref.queuedUs)} | ${total(ref.queuedUs)} |`,
+    );
+  }
+  // Which of the platform's processes a request waited on: each one's event loop held up.
+  const loops = rows.filter((row) => Object.keys(row.fixedRate.eventLoop ?? {}).length > 0);
+  if (loops.length === 0) return;
+  say('');
+  say("event-loop delay of the platform's processes during its fixed-rate rounds, p99 / max (worst round):");
+  for (const row of loops) {
+    const cells = Object.entries(row.fixedRate.eventLoop).map(
+      ([label, { p99, max }]) => `${label} ${p99 ?? '–'} / ${max ?? '–'} ms`,
+    );
+    say(`- ${row.label}: ${cells.join(' · ')}`);
+  }
 }
 
 module.exports = { printTable, printFixedRate, verdict };

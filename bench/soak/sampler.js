@@ -221,4 +221,4 @@ async function countKeys(redis, pattern) {
   return { redis_keys: keys, redis_persistent_keys: persistent };
 }
 
-module.exports = { startSampler };
+module.exports = { startSampler, scrape, delayMs };
