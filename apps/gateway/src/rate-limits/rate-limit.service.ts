@@ -114,12 +114,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     });
     this.redis.defineCommand('rateLimit', { lua: RATE_LIMIT });
     this.redis.on('error', (error: Error) => this.warn('connection', error));
-    this.redis.on('ready', () => {
-      this.stopSkipping();
-      if (!this.down) return;
-      this.down = false;
-      this.logger.log({ msg: 'rate-limit redis connection restored' });
-    });
+    this.redis.on('ready', () => this.answered());
   }
 
   /** Whether the Redis connection is up now (the readiness probe reports it). */
@@ -192,7 +187,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     const probe = () => {
       const timer = setTimeout(() => {
         this.redis.ping().then(
-          () => this.stopSkipping(),
+          () => this.answered(),
           (error: unknown) => {
             this.warn('probe', error);
             // Unless shut down or ended meanwhile.
@@ -205,10 +200,14 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     probe();
   }
 
-  private stopSkipping(): void {
+  /** Redis answers again (a new connection, or a probe's PING): requests ask it again. */
+  private answered(): void {
     clearTimeout(this.probe);
     this.probe = undefined;
     this.skipping = false;
+    if (!this.down) return;
+    this.down = false;
+    this.logger.log({ msg: 'rate-limit redis connection restored' });
   }
 
   private failOpen(limit: Limit): RateLimitDecision {
