@@ -260,16 +260,17 @@ describe('rate limits per API key and route class, and per license for activatio
       // Stopped, not killed: its connections stay open and nothing it is sent is answered.
       redis.freeze();
       const latencies: number[] = [];
-      for (const until = Date.now() + 3_500; Date.now() < until;) {
+      for (const until = Date.now() + 5_000; Date.now() < until;) {
         const started = Date.now();
         const served = await api.get('/api/v1/products');
         latencies.push(Date.now() - started);
         expect(served.status).toBe(200);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      // The first request waits for the command's time-out; later ones do not ask the frozen
-      // Redis again (before, one every 1.25 s waited 250 ms or more).
-      expect(latencies.slice(1).filter((ms) => ms >= 200)).toEqual([]);
+      // The first request waits for the command's time-out (250 ms); later ones do not ask the
+      // frozen Redis again. Before, one request every 1.25 s waited that long: three or four here.
+      // One more slow answer is let pass, for a loaded machine.
+      expect(latencies.slice(1).filter((ms) => ms >= 240).length).toBeLessThanOrEqual(1);
 
       redis.thaw();
       await waitFor(async () => rateLimitOf(await api.get('/api/v1/products')), {
