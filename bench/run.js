@@ -339,6 +339,9 @@ async function run(options, cleanup) {
   ];
   const oursSampler = cpuSampler([...platformProcesses, ...shared]);
   const refSampler = cpuSampler([...reference.processes, ...shared]);
+  // The same processes' waits for a core, read around the fixed-rate rounds.
+  const oursQueued = queuedSampler([...platformProcesses, ...shared]);
+  const refQueued = queuedSampler([...reference.processes, ...shared]);
   const platformPids = platformProcesses.map((p) => p.pid);
   const profiler = options.pgProfile ? pgProfiler({ databaseUrl }) : undefined;
   if (profiler) cleanup.push(async () => profiler.close());
@@ -438,13 +441,7 @@ async function run(options, cleanup) {
         refUrl,
         platformPids,
         platformProcesses,
-        queued: {
-          ours: queuedSampler([...platformProcesses, ...shared]),
-          ref: queuedSampler([
-            ...(scenario.referenceOnPlatform ? platformProcesses : reference.processes),
-            ...shared,
-          ]),
-        },
+        queued: { ours: oursQueued, ref: scenario.referenceOnPlatform ? oursQueued : refQueued },
         max: row.ours.rps,
       });
     if (profiler) {
